@@ -1,0 +1,104 @@
+"""The `kiln` command: status of a run, the demo corpus, and scoring against its ground truth."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from common.errors import KilnError
+from common.manifest import STAGE_ORDER, require_manifest
+from common.shards import iter_batches
+from common.status import format_status, stage_status
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    if not args.data_dir.exists():
+        raise KilnError(f"{args.data_dir} does not exist (run `make data DATA_DIR={args.data_dir}` first)")
+    print(format_status(stage_status(args.data_dir)))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from common.demo.generator import generate_demo_corpus
+
+    summary = generate_demo_corpus(args.out_dir, n_docs=args.docs, seed=args.seed)
+    print(f"wrote the demo corpus to {args.out_dir}/corpus and its ground truth to {args.out_dir}/truth.jsonl")
+    print(summary)
+    return 0
+
+
+def read_kept_texts(stage_dir: Path) -> dict[str, str]:
+    """source_id -> text of every document in a finished stage's output (checksums verified)."""
+    manifest = require_manifest(stage_dir)
+    kept: dict[str, str] = {}
+    for info in manifest.shards:
+        for batch in iter_batches(stage_dir, info):
+            kept.update(zip(batch.column("source_id").to_pylist(), batch.column("text").to_pylist(), strict=True))
+    return kept
+
+
+def _cmd_eval_truth(args: argparse.Namespace) -> int:
+    from common.demo.truth import expected_ingest_counts, load_truth, score
+
+    data_dir: Path = args.data_dir
+    demo_dir = args.truth or data_dir / "demo"
+    if not (demo_dir / "truth.jsonl").exists():
+        raise KilnError(f"{demo_dir}/truth.jsonl not found: score a run of the demo corpus, or pass --truth DEMO_DIR")
+    stage = args.stage or next(
+        (s.stage for s in reversed(stage_status(data_dir)) if s.state == "done"), None)
+    if stage is None:
+        raise KilnError(f"no finished stage under {data_dir}")
+    truth = load_truth(demo_dir)
+    report = score(truth, read_kept_texts(data_dir / stage))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    print(f"ground truth {demo_dir}/truth.jsonl vs. the output of stage `{stage}`")
+    print(report.format_table())
+    if stage == "ingest":
+        accounting = require_manifest(data_dir / "ingest").accounting
+        expected = expected_ingest_counts(truth)
+        got = {"ok": accounting.docs_out, **accounting.dropped}
+        print("\ningest outcome   expected   got")
+        for outcome in sorted(set(expected) | set(got)):
+            print(f"{outcome:<15}  {expected.get(outcome, 0):>8}   {got.get(outcome, 0):>5}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `kiln` argument parser with its subcommands."""
+    parser = argparse.ArgumentParser(prog="kiln", description="Kiln: inspect and score pipeline runs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    status = sub.add_parser("status", help="one table of every stage: state, documents, drops, bytes, time")
+    status.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")
+    status.set_defaults(func=_cmd_status)
+
+    demo = sub.add_parser("demo", help="write the deterministic demo corpus and its ground truth")
+    demo.add_argument("out_dir", type=Path)
+    demo.add_argument("--docs", type=int, default=20000, help="records to write (default 20000)")
+    demo.add_argument("--seed", type=int, default=1234)
+    demo.set_defaults(func=_cmd_demo)
+
+    truth = sub.add_parser("eval-truth", help="score a stage's output against the demo corpus ground truth")
+    truth.add_argument("data_dir", type=Path, help="root of a run of the demo corpus")
+    truth.add_argument("--stage", choices=STAGE_ORDER, help="stage to score (default: the last finished one)")
+    truth.add_argument("--truth", type=Path, help="demo folder holding truth.jsonl (default: DATA_DIR/demo)")
+    truth.add_argument("--json", action="store_true", help="print the report as JSON")
+    truth.set_defaults(func=_cmd_eval_truth)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KilnError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Typed Kiln configuration: defaults, YAML layers, validation with errors naming key and file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from common.categories import CATEGORIES
+from common.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
+
+
+class Section(BaseModel):
+    """Base for every config section: unknown keys are errors, values are type-checked strictly."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RayConfig(Section):
+    address: str | None = None
+    num_cpus: int | None = Field(default=None, ge=1)
+    object_store_memory_mb: int | None = Field(default=None, ge=64)
+
+
+class DemoConfig(Section):
+    n_docs: int = Field(default=20000, ge=50)
+    seed: int = 1234
+
+
+class FieldMap(Section):
+    text: str = "text"
+    id: str = "id"
+    url: str = "url"
+    source: str = "source"
+    category: str = "category"
+
+
+class IngestConfig(Section):
+    input: list[str] = Field(default_factory=list)
+    fields: FieldMap = FieldMap()
+    meta_fields: list[str] = Field(default_factory=lambda: ["title"])
+    source_categories: dict[str, str] = Field(default_factory=dict)
+    shard_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    batch_rows: int = Field(default=4096, ge=1)
+    max_doc_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    skip_bad_files: bool = False
+
+    @field_validator("source_categories")
+    @classmethod
+    def _known_categories(cls, mapping: dict[str, str]) -> dict[str, str]:
+        for pattern, category in mapping.items():
+            if category not in CATEGORIES:
+                raise ValueError(f"{pattern!r} maps to {category!r}, not one of {list(CATEGORIES)}")
+        return mapping
+
+
+class KilnConfig(Section):
+    data_dir: str = "data"
+    ray: RayConfig = RayConfig()
+    demo: DemoConfig = DemoConfig()
+    ingest: IngestConfig = IngestConfig()
+
+    def section(self, name: str) -> Section:
+        """Return the config section of one stage by name."""
+        return getattr(self, name)
+
+
+def _merge(base: dict, layer: dict, origin: str, origins: dict[str, str], prefix: str = "") -> None:
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and key != "source_categories":
+            _merge(base[key], value, origin, origins, dotted + ".")
+        else:
+            base[key] = value
+            origins[dotted] = origin
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def _parse_override(text: str) -> dict:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. --set ingest.batch_rows=1024")
+    value = yaml.safe_load(raw) if raw else ""
+    node: dict = {}
+    cursor = node
+    parts = key.split(".")
+    for part in parts[:-1]:
+        cursor = cursor.setdefault(part, {})
+    cursor[parts[-1]] = value
+    return node
+
+
+def _origin_of(loc: tuple, origins: dict[str, str]) -> str:
+    parts = [str(p) for p in loc]
+    while parts:
+        dotted = ".".join(parts)
+        if dotted in origins:
+            return origins[dotted]
+        parts.pop()
+    return "defaults"
+
+
+def load_config(paths: list[Path] | None = None, overrides: list[str] | None = None) -> KilnConfig:
+    """Load configs/default.yaml, then each file in ``paths``, then ``--set`` overrides, and validate."""
+    merged: dict = {}
+    origins: dict[str, str] = {}
+    for path in [DEFAULT_CONFIG, *(paths or [])]:
+        _merge(merged, _read_yaml(Path(path)), str(path), origins)
+    for text in overrides or []:
+        _merge(merged, _parse_override(text), f"--set {text}", origins)
+    try:
+        return KilnConfig.model_validate(merged)
+    except ValidationError as err:
+        lines = []
+        for problem in err.errors():
+            key = ".".join(str(p) for p in problem["loc"]) or "<top level>"
+            message = problem["msg"]
+            if problem["type"] == "extra_forbidden":
+                message = "unknown key (see configs/default.yaml for the valid keys)"
+            lines.append(f"{_origin_of(problem['loc'], origins)}: {key}: {message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+
+
+def fingerprint(payload: Any) -> str:
+    """Stable sha256 of a JSON-serialisable payload (sorted keys), used to key resume state."""
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

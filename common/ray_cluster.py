@@ -1,0 +1,45 @@
+"""Ray start-up: a local Ray sized to the machine, or the cluster named by RAY_ADDRESS."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from common.config import RayConfig
+
+log = logging.getLogger("kiln.ray")
+
+
+def _address(cfg: RayConfig) -> str | None:
+    return cfg.address or os.environ.get("RAY_ADDRESS") or None
+
+
+def ensure_ray(cfg: RayConfig) -> None:
+    """Connect to Ray once per process: the configured/RAY_ADDRESS cluster, else a local one."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = _address(cfg)
+    if address:
+        log.info("connecting to the Ray cluster at %s", address)
+        ray.init(address=address, logging_level=logging.WARNING, log_to_driver=True)
+        return
+    cpus = cfg.num_cpus or os.cpu_count() or 1
+    log.info("starting a local Ray with %d CPUs (no dashboard)", cpus)
+    memory = cfg.object_store_memory_mb * 1024 * 1024 if cfg.object_store_memory_mb else None
+    ray.init(
+        num_cpus=cpus,
+        include_dashboard=False,
+        object_store_memory=memory,
+        logging_level=logging.WARNING,
+        log_to_driver=True,
+    )
+
+
+def ray_description(cfg: RayConfig) -> dict:
+    """What the manifest's host facts say about Ray (not part of any fingerprint)."""
+    address = _address(cfg)
+    if address:
+        return {"mode": "cluster", "address": address}
+    return {"mode": "local", "num_cpus": cfg.num_cpus or os.cpu_count()}

@@ -1,0 +1,387 @@
+"""The shared runner of map-style stages: plan work units, run them on Ray, resume, account, record.
+
+A stage supplies a ``plan`` function (deterministic work units plus a description of its
+input for the fingerprint) and a ``process`` function that turns one unit into kept rows and
+dropped rows through a :class:`UnitContext`. Everything else — atomic shards, done markers,
+resume, the accounting check, the manifest and stats — happens here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+
+from common.config import KilnConfig, fingerprint
+from common.errors import AccountingError, KilnError, ResumeRefused
+from common.log import LOG_DIR, progress
+from common.manifest import (
+    MANIFEST_NAME,
+    STATS_NAME,
+    Accounting,
+    Manifest,
+    code_version,
+    read_manifest,
+    write_manifest,
+)
+from common.ray_cluster import ensure_ray, ray_description
+from common.schema import EXCLUDED_SCHEMA
+from common.shards import ShardInfo, ShardWriter, atomic_write_bytes
+
+WORK_DIR = "_work"
+EXCLUDED_DIR = "_excluded"
+STATE_NAME = "_state.json"
+DROP_BUFFER_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One deterministic piece of work; output shard ``index`` depends only on it."""
+
+    index: int
+    spec: dict
+
+    @property
+    def shard_name(self) -> str:
+        return f"part-{self.index:05d}.arrow"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The units of a run and a JSON description of its input (part of the fingerprint)."""
+
+    units: list[WorkUnit]
+    input: dict
+
+
+@dataclass
+class UnitResult:
+    """What a finished unit recorded in its done marker."""
+
+    index: int
+    spec: dict
+    accounting: Accounting
+    shard: ShardInfo
+    excluded: dict[str, ShardInfo]
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        data = {
+            "index": self.index,
+            "spec": self.spec,
+            "accounting": self.accounting.to_dict(),
+            "shard": self.shard.to_dict(),
+            "excluded": {r: s.to_dict() for r, s in sorted(self.excluded.items())},
+            "seconds": round(self.seconds, 3),
+            "warnings": self.warnings,
+            "stats": self.stats,
+        }
+        return json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, blob: bytes) -> UnitResult:
+        data = json.loads(blob)
+        return cls(
+            index=data["index"],
+            spec=data["spec"],
+            accounting=Accounting.from_dict(data["accounting"]),
+            shard=ShardInfo(**data["shard"]),
+            excluded={r: ShardInfo(**s) for r, s in data["excluded"].items()},
+            seconds=data["seconds"],
+            warnings=data["warnings"],
+            stats=data.get("stats", {}),
+        )
+
+
+class UnitContext:
+    """Where a unit's process function sends its rows; runs inside a Ray worker."""
+
+    def __init__(self, stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path | None, unit: WorkUnit):
+        self.stage = stage
+        self.cfg = cfg
+        self.stage_dir = stage_dir
+        self.input_dir = input_dir
+        self.unit = unit
+        self.accounting = Accounting()
+        self.warnings: list[str] = []
+        self.stats: dict = {}
+        self._open_writers()
+
+    def _open_writers(self) -> None:
+        self._kept = ShardWriter(self.stage_dir / self.unit.shard_name, self.stage.output_schema, self.stage_dir)
+        self._excluded: dict[str, ShardWriter] = {}
+        self._pending_drops: dict[str, list[dict]] = {}
+
+    def count_in(self, n: int = 1) -> None:
+        """Count ``n`` documents (or raw records) read from the input."""
+        self.accounting.docs_in += n
+
+    def keep(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Write kept documents (in the stage's output schema) to the unit's shard."""
+        self._kept.write(batch)
+        self.accounting.docs_out += batch.num_rows
+
+    def drop(self, reason: str, records: pa.Table | list[dict]) -> None:
+        """Write dropped records to ``_excluded/<reason>/`` and count them under ``reason``.
+
+        ``records`` is a table with the EXCLUDED_SCHEMA columns, or a list of dicts with (some
+        of) them; lists are buffered so that one bad line at a time stays cheap.
+        """
+        if isinstance(records, list):
+            buffer = self._pending_drops.setdefault(reason, [])
+            buffer.extend(record | {"reason": reason} for record in records)
+            if len(buffer) >= DROP_BUFFER_ROWS:
+                self._flush_drops(reason)
+        else:
+            self._flush_drops(reason)
+            self._write_dropped(reason, records)
+        self.accounting.dropped[reason] = self.accounting.dropped.get(reason, 0) + len(records)
+
+    def _flush_drops(self, reason: str) -> None:
+        buffer = self._pending_drops.pop(reason, None)
+        if buffer:
+            self._write_dropped(reason, pa.Table.from_pylist(buffer, EXCLUDED_SCHEMA))
+
+    def _write_dropped(self, reason: str, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        if "reason" not in table.column_names:
+            table = table.append_column("reason", pa.array([reason] * table.num_rows, pa.string()))
+        table = table.select(EXCLUDED_SCHEMA.names).cast(EXCLUDED_SCHEMA)
+        writer = self._excluded.get(reason)
+        if writer is None:
+            path = self.stage_dir / EXCLUDED_DIR / reason / self.unit.shard_name
+            writer = self._excluded[reason] = ShardWriter(path, EXCLUDED_SCHEMA, self.stage_dir)
+        writer.write(table)
+
+    def warn(self, message: str) -> None:
+        """Record a warning; the driver logs it and keeps it in the done marker."""
+        self.warnings.append(message)
+
+    def abort(self) -> None:
+        """Remove everything this unit has written so far (nothing becomes visible)."""
+        self._kept.abort()
+        for writer in self._excluded.values():
+            writer.abort()
+
+    def discard(self) -> None:
+        """Throw away the unit's output and counts so far and start it afresh (e.g. to skip a bad file)."""
+        self.abort()
+        self.accounting = Accounting()
+        self._open_writers()
+
+    def commit(self, seconds: float) -> UnitResult:
+        """Commit every output atomically, check the unit's accounting, then write its done marker."""
+        for reason in list(self._pending_drops):
+            self._flush_drops(reason)
+        if not self.accounting.balanced:
+            self.abort()
+            acc = self.accounting
+            raise AccountingError(
+                f"{self.stage.name} unit {self.unit.index} ({self.unit.spec}): in={acc.docs_in} "
+                f"!= out={acc.docs_out} + dropped={sum(acc.dropped.values())}"
+            )
+        result = UnitResult(
+            index=self.unit.index,
+            spec=self.unit.spec,
+            accounting=self.accounting,
+            shard=self._kept.commit(),
+            excluded={reason: writer.commit() for reason, writer in sorted(self._excluded.items())},
+            seconds=seconds,
+            warnings=self.warnings,
+            stats=self.stats,
+        )
+        atomic_write_bytes(_marker_path(self.stage_dir, self.unit.index), result.to_json())
+        return result
+
+
+@dataclass(frozen=True)
+class MapStage:
+    """A map-style stage: ``plan`` makes the units, ``process`` turns one unit into rows."""
+
+    name: str
+    input_stage: str | None
+    output_schema: pa.Schema
+    plan: Callable[[KilnConfig, Path | None], Plan]
+    process: Callable[[WorkUnit, UnitContext], None]
+    packages: tuple[str, ...] = ("common",)
+
+
+def _marker_path(stage_dir: Path, index: int) -> Path:
+    return stage_dir / WORK_DIR / f"unit-{index:05d}.json"
+
+
+def _run_unit(stage: MapStage, cfg: KilnConfig, stage_dir: str, input_dir: str | None, unit: WorkUnit) -> UnitResult:
+    start = time.perf_counter()
+    ctx = UnitContext(stage, cfg, Path(stage_dir), Path(input_dir) if input_dir else None, unit)
+    try:
+        stage.process(unit, ctx)
+    except BaseException:
+        ctx.abort()
+        raise
+    return ctx.commit(time.perf_counter() - start)
+
+
+def _load_done(stage_dir: Path, unit: WorkUnit) -> UnitResult | None:
+    """The unit's done marker, if it exists and its outputs are still on disk with their sizes."""
+    path = _marker_path(stage_dir, unit.index)
+    if not path.exists():
+        return None
+    result = UnitResult.from_json(path.read_bytes())
+    outputs = [result.shard, *result.excluded.values()]
+    if result.spec != unit.spec or any(
+        not (stage_dir / s.path).exists() or (stage_dir / s.path).stat().st_size != s.bytes for s in outputs
+    ):
+        return None
+    return result
+
+
+def _remove_temporaries(stage_dir: Path) -> None:
+    for tmp in stage_dir.rglob(".*.tmp-*"):
+        tmp.unlink(missing_ok=True)
+
+
+def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: logging.Logger) -> Manifest | None:
+    """Apply the resume rules; return the existing manifest when the stage is already done."""
+    if force and stage_dir.exists():
+        log.info("--force: removing the previous output in %s", stage_dir)
+        for child in stage_dir.iterdir():
+            if child.name != LOG_DIR:
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    state_path = stage_dir / WORK_DIR / STATE_NAME
+    manifest = read_manifest(stage_dir)
+    recorded = manifest.fingerprint if manifest else None
+    if recorded is None and state_path.exists():
+        recorded = json.loads(state_path.read_text())["fingerprint"]
+    if recorded is not None and recorded != fp:
+        raise ResumeRefused(
+            f"{stage_dir} holds work made with a different configuration or input "
+            f"(fingerprint {recorded[:12]}…, now {fp[:12]}…). Rerun with --force to start over."
+        )
+    if manifest is not None:
+        return manifest
+    (stage_dir / WORK_DIR).mkdir(parents=True, exist_ok=True)
+    _remove_temporaries(stage_dir)
+    if not state_path.exists():
+        atomic_write_bytes(state_path, json.dumps({"fingerprint": fp, "units": units}).encode())
+    return None
+
+
+def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path | None,
+             pending: list[WorkUnit], log: logging.Logger) -> list[UnitResult]:
+    import ray
+
+    ensure_ray(cfg.ray)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_run_unit)
+    cfg_ref = ray.put(cfg)
+    refs = {
+        remote.remote(stage, cfg_ref, str(stage_dir), str(input_dir) if input_dir else None, unit): unit
+        for unit in pending
+    }
+    results: list[UnitResult] = []
+    docs = 0
+    with progress(len(refs), f"{stage.name}", unit="shard") as bar:
+        waiting = list(refs)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            try:
+                result = ray.get(done[0])
+            except ray.exceptions.RayTaskError as err:
+                for ref in waiting:
+                    ray.cancel(ref, force=True)
+                cause = err.cause if isinstance(err.cause, Exception) else err
+                if isinstance(cause, KilnError):
+                    raise cause from None
+                log.debug("unit failed", exc_info=err)
+                raise KilnError(f"{stage.name} unit {refs[done[0]].spec} failed: {cause!r}") from None
+            for message in result.warnings:
+                log.warning("%s", message)
+            results.append(result)
+            docs += result.accounting.docs_in
+            bar.set_postfix(docs=f"{docs:,}")
+            bar.update(1)
+    return results
+
+
+def _host_facts(cfg: KilnConfig) -> dict:
+    return {
+        "hostname": socket.gethostname(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "ray": ray_description(cfg.ray),
+    }
+
+
+def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log: logging.Logger) -> Manifest:
+    """Run (or resume) ``stage`` under ``data_dir`` and return its manifest."""
+    started = datetime.now(UTC)
+    wall_start = time.perf_counter()
+    stage_dir = data_dir / stage.name
+    input_dir = data_dir / stage.input_stage if stage.input_stage else None
+    plan = stage.plan(cfg, input_dir)
+    stage_config = cfg.section(stage.name).model_dump(mode="json")
+    fp = fingerprint({"stage": stage.name, "config": stage_config, "input": plan.input})
+
+    existing = _prepare_stage_dir(stage_dir, fp, len(plan.units), force, log)
+    if existing is not None:
+        log.info("%s is already done with this configuration (%s); --force reruns it", stage.name, stage_dir)
+        return existing
+
+    done = {u.index: r for u in plan.units if (r := _load_done(stage_dir, u)) is not None}
+    pending = [u for u in plan.units if u.index not in done]
+    if done:
+        log.info("resuming %s: %d of %d units already done", stage.name, len(done), len(plan.units))
+    log.info("%s: %d work units to run -> %s", stage.name, len(pending), stage_dir)
+    if pending:
+        for result in _execute(stage, cfg, stage_dir, input_dir, pending, log):
+            done[result.index] = result
+
+    results = [done[u.index] for u in plan.units]
+    total = Accounting()
+    excluded: dict[str, list[ShardInfo]] = {}
+    for result in results:
+        total.add(result.accounting)
+        for reason, info in result.excluded.items():
+            excluded.setdefault(reason, []).append(info)
+    manifest = Manifest(
+        stage=stage.name,
+        code_version=code_version(*stage.packages, f"stages/{stage.name}"),
+        fingerprint=fp,
+        config=stage_config,
+        input=plan.input,
+        shards=[r.shard for r in results],
+        excluded=excluded,
+        accounting=total,
+    )
+    wall = time.perf_counter() - wall_start
+    stats = {
+        "stage": stage.name,
+        "accounting": total.to_dict(),
+        "bytes_out": sum(r.shard.bytes for r in results),
+        "wall_seconds": round(wall, 3),
+        "started_at": started.isoformat(timespec="seconds"),
+        "units": {"total": len(results), "run": len(pending), "resumed": len(results) - len(pending)},
+        "unit_seconds": round(sum(r.seconds for r in results), 3),
+        "host": _host_facts(cfg),
+        "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds} for r in results],
+    }
+    atomic_write_bytes(stage_dir / STATS_NAME, (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
+    write_manifest(stage_dir, manifest)
+    log.info(
+        "%s done in %.1f s: %d in, %d out, dropped %s -> %s",
+        stage.name, wall, total.docs_in, total.docs_out, total.dropped or "nothing", stage_dir / MANIFEST_NAME,
+    )
+    return manifest

@@ -1,0 +1,97 @@
+"""`kiln status`: what every stage under a run root has done, as one table."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from common.manifest import MANIFEST_NAME, STAGE_ORDER, STATS_NAME, Accounting, read_manifest
+from common.runner import STATE_NAME, WORK_DIR
+
+
+@dataclass
+class StageStatus:
+    """One row of the status table."""
+
+    stage: str
+    state: str  # missing | partial | done
+    accounting: Accounting = field(default_factory=Accounting)
+    bytes_out: int = 0
+    wall_seconds: float | None = None
+    units_done: int = 0
+    units_total: int | None = None
+
+
+def _partial(stage_dir: Path, name: str) -> StageStatus:
+    status = StageStatus(name, "partial")
+    state_file = stage_dir / WORK_DIR / STATE_NAME
+    if state_file.exists():
+        status.units_total = json.loads(state_file.read_text()).get("units")
+    for marker in sorted((stage_dir / WORK_DIR).glob("unit-*.json")):
+        data = json.loads(marker.read_text())
+        status.accounting.add(Accounting.from_dict(data["accounting"]))
+        status.bytes_out += data["shard"]["bytes"]
+        status.units_done += 1
+    return status
+
+
+def stage_status(data_dir: Path) -> list[StageStatus]:
+    """The state of each known stage, in pipeline order, plus any other stage folders found."""
+    names = list(STAGE_ORDER)
+    if data_dir.exists():
+        names += sorted(p.name for p in data_dir.iterdir() if (p / MANIFEST_NAME).exists() and p.name not in names)
+    rows = []
+    for name in names:
+        stage_dir = data_dir / name
+        if not stage_dir.exists():
+            rows.append(StageStatus(name, "missing"))
+            continue
+        manifest = read_manifest(stage_dir)
+        if manifest is None:
+            rows.append(_partial(stage_dir, name))
+            continue
+        status = StageStatus(name, "done", manifest.accounting, sum(s.bytes for s in manifest.shards))
+        status.units_done = status.units_total = len(manifest.shards)
+        stats_file = stage_dir / STATS_NAME
+        if stats_file.exists():
+            status.wall_seconds = json.loads(stats_file.read_text()).get("wall_seconds")
+        rows.append(status)
+    return rows
+
+
+def human_bytes(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_status(rows: list[StageStatus]) -> str:
+    """An aligned plain-text table of the rows."""
+    header = ("stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall")
+    lines = [header]
+    for row in rows:
+        if row.state == "missing":
+            lines.append((row.stage, "missing", "", "", "", "", "", ""))
+            continue
+        acc = row.accounting
+        dropped = ", ".join(f"{r}={n:,}" for r, n in sorted(acc.dropped.items(), key=lambda kv: -kv[1])) or "-"
+        total = "?" if row.units_total is None else str(row.units_total)
+        lines.append((
+            row.stage,
+            row.state,
+            f"{row.units_done}/{total}",
+            f"{acc.docs_in:,}",
+            f"{acc.docs_out:,}",
+            f"{sum(acc.dropped.values()):,} ({dropped})" if acc.dropped else "0",
+            human_bytes(row.bytes_out),
+            f"{row.wall_seconds:.1f} s" if row.wall_seconds is not None else "",
+        ))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    rendered = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
+    rendered.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(rendered)

@@ -1,0 +1,1 @@
+"""Ingest: JSONL (.gz/.zst), Parquet and folders of .txt files into Arrow document shards."""

@@ -1,0 +1,180 @@
+"""Turn the user's input paths (files, folders, globs) into deterministic work units."""
+
+from __future__ import annotations
+
+import glob
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from common.config import IngestConfig, KilnConfig
+from common.errors import KilnError, UnreadableFileError
+from common.runner import Plan, WorkUnit
+
+log = logging.getLogger("kiln.ingest")
+
+FORMATS = {
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+    ".jsonl.gz": "jsonl_gz", ".ndjson.gz": "jsonl_gz", ".json.gz": "jsonl_gz",
+    ".jsonl.zst": "jsonl_zst", ".ndjson.zst": "jsonl_zst", ".json.zst": "jsonl_zst", ".jsonl.zstd": "jsonl_zst",
+    ".parquet": "parquet",
+    ".txt": "txt",
+}
+SCAN_BLOCK = 16 << 20
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: Path
+    name: str  # stable display name: relative to the folder it was found in
+    format: str
+
+
+def detect_format(path: Path) -> str | None:
+    """The input format implied by a file name, or None when Kiln cannot read it."""
+    name = path.name.lower()
+    for suffix in sorted(FORMATS, key=len, reverse=True):
+        if name.endswith(suffix):
+            return FORMATS[suffix]
+    return None
+
+
+def default_source(file: InputFile) -> str:
+    """Source name for records that carry none: the file name without format suffixes, or the txt folder."""
+    if file.format == "txt":
+        return file.path.parent.name
+    name = file.path.name
+    for suffix in sorted(FORMATS, key=len, reverse=True):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def resolve_inputs(specs: list[str]) -> tuple[list[InputFile], list[str]]:
+    """Expand files, folders and globs into readable input files (sorted) and ignored file names."""
+    if not specs:
+        raise KilnError("ingest has no input: pass --input (a file, folder or glob) or set ingest.input")
+    files: dict[Path, InputFile] = {}
+    ignored: list[str] = []
+    for spec in specs:
+        matches = sorted(glob.glob(spec, recursive=True)) if glob.has_magic(spec) else [spec]
+        if not matches or not Path(matches[0]).exists():
+            raise KilnError(f"input {spec!r} matches no file or folder")
+        for match in map(Path, matches):
+            if match.is_dir():
+                for path in sorted(p for p in match.rglob("*") if p.is_file() and not p.name.startswith(".")):
+                    fmt = detect_format(path)
+                    rel = path.relative_to(match).as_posix()
+                    if fmt is None:
+                        ignored.append(f"{match.name}/{rel}")
+                    else:
+                        files.setdefault(path.resolve(), InputFile(path.resolve(), f"{match.name}/{rel}", fmt))
+            else:
+                fmt = detect_format(match)
+                if fmt is None:
+                    raise KilnError(f"{match}: unknown input format (expected one of {sorted(FORMATS)})")
+                files.setdefault(match.resolve(), InputFile(match.resolve(), match.name, fmt))
+    return sorted(files.values(), key=lambda f: f.name), ignored
+
+
+def _jsonl_ranges(path: Path, size: int, target: int) -> list[tuple[int, int, int]]:
+    """Split a plain JSONL file into (start, end, first_line) ranges of about ``target`` bytes at newlines."""
+    ranges: list[tuple[int, int, int]] = []
+    start, line = 0, 1
+    with open(path, "rb") as handle:
+        while start < size or not ranges:
+            handle.seek(start + target)
+            handle.readline()
+            end = min(handle.tell(), size)
+            ranges.append((start, end, line))
+            handle.seek(start)
+            remaining = end - start
+            while remaining:
+                block = handle.read(min(SCAN_BLOCK, remaining))
+                line += block.count(b"\n")
+                remaining -= len(block)
+            start = end
+    return ranges
+
+
+def _parquet_groups(file: InputFile, target: int) -> list[tuple[list[int], int]]:
+    try:
+        metadata = pq.ParquetFile(file.path).metadata
+    except (OSError, pa.ArrowException) as err:
+        raise UnreadableFileError(f"{file.name}: unreadable Parquet file ({err})") from None
+    groups: list[tuple[list[int], int]] = []
+    current: list[int] = []
+    current_bytes, first_row, row = 0, 0, 0
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        if current and current_bytes + group.total_byte_size > target:
+            groups.append((current, first_row))
+            current, current_bytes, first_row = [], 0, row
+        current.append(i)
+        current_bytes += group.total_byte_size
+        row += group.num_rows
+    if current or not groups:
+        groups.append((current, first_row))
+    return groups
+
+
+def _txt_groups(files: list[InputFile], target: int) -> list[dict]:
+    by_folder: dict[Path, list[InputFile]] = {}
+    for file in files:
+        by_folder.setdefault(file.path.parent, []).append(file)
+    specs = []
+    for folder, members in sorted(by_folder.items(), key=lambda kv: kv[1][0].name):
+        source = default_source(members[0])
+        batch: list[str] = []
+        size = 0
+        for file in members:
+            file_size = file.path.stat().st_size
+            if batch and size + file_size > target:
+                specs.append({"format": "txt", "path": str(folder), "name": source, "source": source, "files": batch})
+                batch, size = [], 0
+            batch.append(file.path.name)
+            size += file_size
+        specs.append({"format": "txt", "path": str(folder), "name": source, "source": source, "files": batch})
+    return specs
+
+
+def plan_units(files: list[InputFile], cfg: IngestConfig) -> list[dict]:
+    """Unit specs for the input files; an unreadable file becomes an error, or a skip unit."""
+    specs: list[dict] = []
+    for file in files:
+        base = {"format": file.format, "path": str(file.path), "name": file.name, "source": default_source(file)}
+        if file.format == "txt":
+            continue
+        if file.format == "jsonl":
+            size = file.path.stat().st_size
+            for start, end, first_line in _jsonl_ranges(file.path, size, cfg.shard_max_bytes):
+                specs.append(base | {"start": start, "end": end, "first_line": first_line})
+        elif file.format == "parquet":
+            try:
+                groups = _parquet_groups(file, cfg.shard_max_bytes)
+            except UnreadableFileError as err:
+                if not cfg.skip_bad_files:
+                    raise
+                specs.append(base | {"format": "unreadable", "error": str(err)})
+                continue
+            for row_groups, first_row in groups:
+                specs.append(base | {"row_groups": row_groups, "first_row": first_row})
+        else:
+            specs.append(base)
+    specs.extend(_txt_groups([f for f in files if f.format == "txt"], cfg.shard_max_bytes))
+    return specs
+
+
+def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
+    """The ingest plan: one unit per byte range / row-group range / compressed file / txt batch."""
+    files, ignored = resolve_inputs(cfg.ingest.input)
+    if ignored:
+        shown = ", ".join(ignored[:5]) + (" …" if len(ignored) > 5 else "")
+        log.warning("ignoring %d file(s) of unknown format in the input folders: %s", len(ignored), shown)
+    specs = plan_units(files, cfg.ingest)
+    units = [WorkUnit(index=i, spec=spec) for i, spec in enumerate(specs)]
+    described = [{"name": f.name, "format": f.format, "bytes": f.path.stat().st_size} for f in files]
+    return Plan(units=units, input={"files": described, "ignored": ignored})

@@ -1,0 +1,63 @@
+"""The ingest stage: raw files in, document shards out, every bad record counted."""
+
+from __future__ import annotations
+
+import json
+
+from common.config import FieldMap
+from common.errors import UnreadableFileError
+from common.runner import MapStage, UnitContext, WorkUnit
+from common.schema import DOC_SCHEMA
+from stages.ingest.plan import plan
+from stages.ingest.readers import BadRecord, RawRecord, read_unit
+from stages.ingest.records import DocumentBuilder
+
+
+def _excluded_row(reason_detail: str, text: str, location: str, source_id: str | None = None,
+                  source: str | None = None) -> dict:
+    return {"doc_id": None, "source_id": source_id, "source": source, "text": text,
+            "signal": reason_detail, "location": location}
+
+
+def _raw_text(record: RawRecord) -> str:
+    return json.dumps(record.fields, ensure_ascii=False, default=str)
+
+
+def _ingest_records(unit: WorkUnit, ctx: UnitContext) -> None:
+    cfg = ctx.cfg.ingest
+    spec = unit.spec
+    fields = FieldMap() if spec["format"] == "txt" else cfg.fields
+    builder = DocumentBuilder(unit.index, cfg, fields, spec["source"])
+    for item in read_unit(spec):
+        ctx.count_in()
+        if isinstance(item, BadRecord):
+            ctx.drop(item.reason, [_excluded_row(item.detail, item.raw, item.location)])
+            continue
+        rejected = builder.add(item)
+        if rejected is not None:
+            raw = item.fields.get(fields.text) if rejected.reason == "oversize" else _raw_text(item)
+            ctx.drop(rejected.reason, [_excluded_row(rejected.detail, raw, item.location,
+                                                      source_id=str(item.fields.get(fields.id) or "") or None)])
+        elif len(builder) >= cfg.batch_rows:
+            ctx.keep(builder.flush())
+    ctx.keep(builder.flush())
+
+
+def process(unit: WorkUnit, ctx: UnitContext) -> None:
+    """Read one unit's records; keep valid documents, drop the rest under a named reason."""
+    spec = unit.spec
+    if spec["format"] != "unreadable":
+        try:
+            _ingest_records(unit, ctx)
+            return
+        except UnreadableFileError as err:
+            if not ctx.cfg.ingest.skip_bad_files:
+                raise
+            ctx.discard()
+            spec = spec | {"error": str(err)}
+    ctx.warn(f"skipped unreadable file (ingest.skip_bad_files): {spec['error']}")
+    ctx.count_in()
+    ctx.drop("bad_file", [_excluded_row(spec["error"], "", spec["name"])])
+
+
+STAGE = MapStage(name="ingest", input_stage=None, output_schema=DOC_SCHEMA, plan=plan, process=process)
