@@ -20,7 +20,9 @@ def _excluded_row(reason_detail: str, text: str, location: str, source_id: str |
 
 
 def _raw_text(record: RawRecord) -> str:
-    return json.dumps(record.fields, ensure_ascii=False, default=str)
+    """The record as JSON for the exclusion file (unpaired surrogates become '?')."""
+    text = json.dumps(record.fields, ensure_ascii=False, default=str)
+    return text.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def _ingest_records(unit: WorkUnit, ctx: UnitContext) -> None:

@@ -1,0 +1,55 @@
+"""Shared fixtures: one in-process Ray for the session, and helpers to run stages and the CLI."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from common.config import KilnConfig, load_config
+from common.manifest import Manifest
+from common.runner import MapStage, run_stage
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray shared by every in-process stage run of the session."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    yield
+    ray.shutdown()
+
+
+def make_config(*overrides: str, input: list[Path] | None = None) -> KilnConfig:
+    """The default config with ``--set``-style overrides (and ingest.input)."""
+    extra = [f"ingest.input={json.dumps([str(p) for p in input])}"] if input else []
+    return load_config([], [*overrides, *extra])
+
+
+@pytest.fixture
+def run(ray_local):
+    """Run a stage in-process: run(stage, data_dir, cfg, force=False) -> Manifest."""
+
+    def _run(stage: MapStage, data_dir: Path, cfg: KilnConfig, force: bool = False) -> Manifest:
+        return run_stage(stage, cfg, data_dir, force=force, log=logging.getLogger("kiln.test"))
+
+    return _run
+
+
+def cli(*args: str, timeout: float = 300, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``python <args>`` from the repository root, as a user would."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("RAY_ADDRESS", None)
+    result = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=timeout, **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{args} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+    return result

@@ -1,0 +1,222 @@
+"""Ingest through the real runner on Ray: every format, the field mapping, and every bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from common.errors import UnreadableFileError
+from common.manifest import Manifest
+from common.schema import DOC_ID_STRIDE
+from common.shards import read_shard
+from stages.ingest.stage import STAGE
+from tests.conftest import make_config
+
+DOCS = [
+    {"id": f"doc-{i}", "text": text, "url": f"https://example.org/{i}", "source": "wiki", "category": "encyclopedia",
+     "title": f"Title {i}"}
+    for i, text in enumerate([
+        "长江是中国最长的河流，全长约六千三百公里。",
+        "The Yangtze is the longest river in China.",
+        "第三篇文档。\n它有两行。",
+        "A fourth document, with a newline\nand a tab\there.",
+    ])
+]
+
+
+def _jsonl_bytes(records: list[dict]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+
+
+def _read_docs(data_dir: Path, manifest: Manifest) -> list[dict]:
+    rows = []
+    for info in manifest.shards:
+        rows += read_shard(data_dir / "ingest", info).to_pylist()
+    return rows
+
+
+def _read_excluded(data_dir: Path, manifest: Manifest, reason: str) -> list[dict]:
+    return [row for info in manifest.excluded.get(reason, []) for row in read_shard(data_dir / "ingest", info).to_pylist()]
+
+
+def _balanced(manifest: Manifest) -> None:
+    acc = manifest.accounting
+    assert acc.docs_in == acc.docs_out + sum(acc.dropped.values())
+    assert acc.docs_out == sum(s.rows for s in manifest.shards)
+    for reason, count in acc.dropped.items():
+        assert sum(s.rows for s in manifest.excluded[reason]) == count
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "jsonl.gz", "jsonl.zst", "parquet"])
+def test_every_record_format_gives_the_same_documents(tmp_path: Path, run, fmt: str):
+    path = tmp_path / "in" / f"wiki.{fmt}"
+    path.parent.mkdir()
+    if fmt == "jsonl":
+        path.write_bytes(_jsonl_bytes(DOCS))
+    elif fmt == "jsonl.gz":
+        path.write_bytes(gzip.compress(_jsonl_bytes(DOCS)))
+    elif fmt == "jsonl.zst":
+        path.write_bytes(zstandard.ZstdCompressor().compress(_jsonl_bytes(DOCS)))
+    else:
+        pq.write_table(pa.Table.from_pylist(DOCS), path, row_group_size=2)
+    manifest = run(STAGE, tmp_path / "data", make_config(input=[path]))
+    docs = _read_docs(tmp_path / "data", manifest)
+    assert [d["text"] for d in docs] == [d["text"] for d in DOCS]
+    assert [d["source_id"] for d in docs] == [d["id"] for d in DOCS]
+    assert {d["category"] for d in docs} == {"encyclopedia"}
+    assert json.loads(docs[0]["meta"]) == {"url": "https://example.org/0", "title": "Title 0"}
+    assert manifest.accounting.docs_in == manifest.accounting.docs_out == len(DOCS)
+    _balanced(manifest)
+
+
+def test_txt_folder_one_document_per_file(tmp_path: Path, run):
+    folder = tmp_path / "poems"
+    folder.mkdir()
+    for i, doc in enumerate(DOCS):
+        (folder / f"{i:02d}.txt").write_text(doc["text"], encoding="utf-8")
+    (folder / "notes.md").write_text("not an input format")
+    cfg = make_config('ingest.source_categories={"poems": "literature"}', input=[folder])
+    manifest = run(STAGE, tmp_path / "data", cfg)
+    docs = _read_docs(tmp_path / "data", manifest)
+    assert [d["text"] for d in docs] == [d["text"] for d in DOCS]
+    assert [d["source_id"] for d in docs] == [f"{i:02d}.txt" for i in range(len(DOCS))]
+    assert {d["source"] for d in docs} == {"poems"}
+    assert {d["category"] for d in docs} == {"literature"}
+    assert manifest.input["ignored"] == ["poems/notes.md"]
+
+
+def test_field_mapping_and_category_rules(tmp_path: Path, run):
+    records = [
+        {"uid": 7, "content": "mapped text one", "link": "u1", "site": "forum", "kind": "dialogue"},
+        {"uid": 8, "content": "mapped text two", "site": "forum", "kind": "sports"},
+        {"content": "no id, no source, no category"},
+        {"uid": 9, "content": "source mapped by pattern", "site": "arxiv-2024", "kind": "news"},
+    ]
+    path = tmp_path / "mapped.jsonl"
+    path.write_bytes(_jsonl_bytes(records))
+    cfg = make_config(
+        'ingest.fields={"text": "content", "id": "uid", "url": "link", "source": "site", "category": "kind"}',
+        'ingest.source_categories={"arxiv-*": "academic"}',
+        input=[path],
+    )
+    docs = _read_docs(tmp_path / "data", run(STAGE, tmp_path / "data", cfg))
+    assert [d["source_id"] for d in docs] == ["7", "8", "mapped.jsonl:3", "9"]
+    assert [d["source"] for d in docs] == ["forum", "forum", "mapped", "arxiv-2024"]
+    assert [d["category"] for d in docs] == ["dialogue", "unknown", "unknown", "academic"]
+    assert json.loads(docs[0]["meta"]) == {"url": "u1"}
+    assert json.loads(docs[1]["meta"]) == {"category_raw": "sports"}
+
+
+def test_doc_ids_are_dense_per_shard_and_stable(tmp_path: Path, run):
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(_jsonl_bytes([{"id": str(i), "text": f"document {i} " * 20} for i in range(3000)]))
+    cfg = make_config("ingest.shard_max_bytes=50000", "ingest.batch_rows=100", input=[path])
+    manifest = run(STAGE, tmp_path / "a", cfg)
+    assert len(manifest.shards) > 3
+    seen = []
+    for k, info in enumerate(manifest.shards):
+        ids = read_shard(tmp_path / "a" / "ingest", info).column("doc_id").to_pylist()
+        assert ids == [k * DOC_ID_STRIDE + row for row in range(len(ids))]
+        seen += read_shard(tmp_path / "a" / "ingest", info).column("source_id").to_pylist()
+    assert seen == [str(i) for i in range(3000)], "byte-range splitting must neither lose nor repeat lines"
+    again = run(STAGE, tmp_path / "b", cfg)
+    assert [s.sha256 for s in again.shards] == [s.sha256 for s in manifest.shards]
+
+
+def test_split_jsonl_keeps_true_line_numbers(tmp_path: Path, run):
+    lines = [json.dumps({"text": f"line {i} " * 30}) for i in range(500)]
+    lines[321] = "{broken"
+    path = tmp_path / "split.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    manifest = run(STAGE, tmp_path / "data", make_config("ingest.shard_max_bytes=4096", input=[path]))
+    assert len(manifest.shards) > 5
+    (bad,) = _read_excluded(tmp_path / "data", manifest, "bad_json")
+    assert bad["location"] == "split.jsonl:322"
+    assert bad["text"] == "{broken"
+
+
+def test_bad_records_are_counted_and_kept_for_audit(tmp_path: Path, run):
+    folder = tmp_path / "messy"
+    folder.mkdir()
+    (folder / "mixed.jsonl").write_bytes(
+        b'{"id": "ok-1", "text": "fine"}\n'
+        b'{"id": "j1", "text": "unterminated\n'
+        b'[1, 2, 3]\n'
+        b'{"id": "u1", "text": "bad \xff byte"}\n'
+        b'{"id": "m1", "title": "no text"}\n'
+        b'{"id": "m2", "text": null}\n'
+        b'{"id": "m3", "text": 42}\n'
+        b'{"id": "e1", "text": "   \\n  "}\n'
+        b'{"id": "s1", "text": "lone \\ud800 surrogate"}\n'
+        b"\n"
+        b'{"id": "ok-2", "text": "also fine"}\n'
+    )
+    (folder / "empty.jsonl").write_bytes(b"")
+    (folder / "garbage.jsonl").write_bytes(os.urandom(64 * 1024))
+    big = "大" * (17 * 1024 * 1024)  # ~51 MB of UTF-8
+    (folder / "big.jsonl").write_text(json.dumps({"id": "huge", "text": big}, ensure_ascii=False) + "\n")
+    manifest = run(STAGE, tmp_path / "data", make_config(input=[folder]))
+    _balanced(manifest)
+    dropped = manifest.accounting.dropped
+    docs = _read_docs(tmp_path / "data", manifest)
+    assert [d["source_id"] for d in docs] == ["ok-1", "ok-2"]
+    assert dropped["bad_json"] >= 2 and dropped["bad_utf8"] >= 2
+    assert dropped["missing_text"] == 3
+    assert dropped["empty_text"] == 1
+    assert dropped["oversize"] == 1
+    garbage_lines = (folder / "garbage.jsonl").read_bytes().split(b"\n")
+    garbage_records = sum(1 for line in garbage_lines if line.strip())
+    assert manifest.accounting.docs_in == 10 + 1 + garbage_records
+    (huge,) = _read_excluded(tmp_path / "data", manifest, "oversize")
+    assert huge["source_id"] == "huge" and "max_doc_bytes" in huge["signal"]
+    missing = {r["location"] for r in _read_excluded(tmp_path / "data", manifest, "missing_text")}
+    assert missing == {"messy/mixed.jsonl:5", "messy/mixed.jsonl:6", "messy/mixed.jsonl:7"}
+
+
+def test_parquet_without_text_column_drops_every_row(tmp_path: Path, run):
+    path = tmp_path / "notext.parquet"
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "body": ["x", "y", "z"]}), path)
+    manifest = run(STAGE, tmp_path / "data", make_config(input=[path]))
+    assert manifest.accounting.to_dict() == {"in": 3, "out": 0, "dropped": {"missing_text": 3}}
+    rows = _read_excluded(tmp_path / "data", manifest, "missing_text")
+    assert [r["location"] for r in rows] == ["notext.parquet:row 0", "notext.parquet:row 1", "notext.parquet:row 2"]
+
+
+def _truncated_inputs(folder: Path) -> dict[str, Path]:
+    folder.mkdir()
+    good = folder / "good.jsonl"
+    good.write_bytes(_jsonl_bytes(DOCS))
+    payload = _jsonl_bytes(DOCS * 500)
+    gz = folder / "cut.jsonl.gz"
+    gz.write_bytes(gzip.compress(payload)[:-200])
+    zst = folder / "cut.jsonl.zst"
+    zst.write_bytes(zstandard.ZstdCompressor().compress(payload)[:-200])
+    parquet = folder / "cut.parquet"
+    pq.write_table(pa.Table.from_pylist(DOCS), parquet)
+    parquet.write_bytes(parquet.read_bytes()[:-12])
+    return {"gz": gz, "zst": zst, "parquet": parquet, "good": good}
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst", "parquet"])
+def test_unreadable_file_is_an_error_naming_it(tmp_path: Path, run, kind: str):
+    files = _truncated_inputs(tmp_path / "in")
+    with pytest.raises(UnreadableFileError, match=files[kind].name):
+        run(STAGE, tmp_path / "data", make_config(input=[files["good"], files[kind]]))
+    assert not (tmp_path / "data" / "ingest" / "_manifest.json").exists()
+
+
+def test_skip_bad_files_counts_each_as_one_record(tmp_path: Path, run):
+    files = _truncated_inputs(tmp_path / "in")
+    manifest = run(STAGE, tmp_path / "data", make_config("ingest.skip_bad_files=true", input=[tmp_path / "in"]))
+    _balanced(manifest)
+    assert manifest.accounting.dropped == {"bad_file": 3}
+    assert manifest.accounting.docs_out == len(DOCS)
+    skipped = {r["location"] for r in _read_excluded(tmp_path / "data", manifest, "bad_file")}
+    assert skipped == {f"in/{files[k].name}" for k in ("gz", "zst", "parquet")}
