@@ -21,7 +21,7 @@ from tests.conftest import REPO, cli
 
 pytestmark = pytest.mark.slow
 
-WORDS = "river mountain 河流 山脉 city 城市 data 数据 model 模型 paper 论文 news 新闻".split()
+WORDS = ["river", "mountain", "河流", "山脉", "city", "城市", "data", "数据", "model", "模型", "paper", "论文", "news", "新闻"]
 
 
 def _write_inputs(folder: Path, files: int = 10, rows: int = 15000) -> Path:
