@@ -8,7 +8,8 @@ import unicodedata
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _DIGIT_RE = re.compile(r"\d")
 _SEPARATOR_RE = re.compile(r"[\W_]+")
-_TOKEN_RE = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
+TOKEN_RE = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
+"""One dedup token: a Han character or a run of other letters/digits."""
 SHINGLE_SEPARATOR = " "
 
 
@@ -24,7 +25,7 @@ def dedup_normalize(text: str) -> str:
 
 def dedup_tokens(text: str) -> list[str]:
     """Tokenize normalized text: one token per Han character, one per run of other letters/digits."""
-    return _TOKEN_RE.findall(_fold(text))
+    return TOKEN_RE.findall(_fold(text))
 
 
 def shingles(tokens: list[str], k: int = 5) -> set[str]:

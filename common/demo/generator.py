@@ -1,0 +1,368 @@
+"""Deterministic demo corpus: Chinese and English documents in six formats, planted defects and their truth."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+import shutil
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import zstandard
+
+from common.demo import content_defects
+from common.demo.content_docs import LANGUAGES, clean_document, tech_document
+from common.demo.content_foreign import FOREIGN_LANGS, foreign_document
+from common.demo.content_junk import short_text, spam_document
+from common.demo.truth import KEPT_DEFECTS, TruthRecord
+
+RATES = {
+    "exact_dup": 0.05, "near_dup": 0.05, "near_dup_low": 0.01, "mojibake_repairable": 0.02,
+    "mojibake_unrepairable": 0.02, "symbol_runs": 0.02, "spam": 0.02, "code_stub": 0.02, "timestamps": 0.05,
+    "other_lang": 0.03, "too_short": 0.02, "bad_json": 0.005, "bad_utf8": 0.005, "missing_text": 0.005,
+    "empty_text": 0.005,
+}
+INGEST_FAILURES = ("bad_json", "bad_utf8", "missing_text", "empty_text")
+MIN_PER_KIND = 3
+MIN_DOCS = 100
+NEAR_DUP_RANGE = (0.80, 0.95)
+NEAR_DUP_LOW_RANGE = (0.30, 0.60)
+COPY_LABELS = ("exact_dup", "near_dup", "near_dup_low")
+
+CATEGORY_WEIGHTS = {"academic": 17, "tech_docs": 17, "encyclopedia": 17, "news": 19, "literature": 15, "dialogue": 15}
+SOURCES = {
+    "academic": {"arxiv_like": 70, "thesis_like": 20, "journal_like": 10},
+    "tech_docs": {"readme_like": 60, "devwiki_like": 30, "devforum_like": 10},
+    "encyclopedia": {"wiki_like": 65, "baike_like": 25, "almanac_like": 10},
+    "news": {"wire_like": 55, "portal_like": 30, "local_like": 15},
+    "literature": {"poetry_like": 60, "fiction_like": 40},
+    "dialogue": {"support_chat": 60, "qa_forum": 30, "chitchat": 10},
+}
+TXT_DIR = "literature_txt"
+MIXED = "mixed.jsonl"
+FILES = {
+    "academic": "academic.jsonl.zst", "tech_docs": "tech_docs.jsonl", "encyclopedia": "encyclopedia.parquet",
+    "news": "news.jsonl.gz", "dialogue": "dialogue.jsonl", "literature": TXT_DIR,
+}
+ZSTD_LEVEL = 3
+PARQUET_ROW_GROUP = 1000
+POOL_SIZE = 400
+
+_EDIT_WORDS = {
+    "en": LANGUAGES["en"].pools["noun"] + LANGUAGES["en"].pools["adj"],
+    "zh": LANGUAGES["zh"].pools["n"] + LANGUAGES["zh"].pools["adj"],
+}
+_LINE_BREAKERS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
+@dataclass(frozen=True)
+class DemoSummary:
+    """What generate_demo_corpus wrote: paths, parameters, and counts (the content of demo.json)."""
+
+    out_dir: Path
+    corpus_dir: Path
+    truth_path: Path
+    seed: int
+    n_docs: int
+    files: dict[str, int]
+    counts: dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class _Doc:
+    sid: str
+    text: str
+    lang: str
+    category: str
+
+
+@dataclass
+class _Planted:
+    lang: str
+    category: str
+    text: str
+    defects: list[str]
+    dup_of: str | None = None
+    jaccard: float | None = None
+    timestamps: tuple[str, ...] = ()
+    orig_sha256: str | None = None
+
+
+class _NoOriginal(Exception):
+    """No remembered clean document can serve as the original of a copy (yet)."""
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _json_line(fields: dict) -> str:
+    line = json.dumps(fields, ensure_ascii=False)
+    for char, escaped in _LINE_BREAKERS.items():
+        line = line.replace(char, escaped)
+    return line
+
+
+def _plan(rng: random.Random, n_docs: int) -> list[str]:
+    """One label per record: a defect, an ingest failure or "clean"; the first records are clean."""
+    if n_docs < MIN_DOCS:
+        raise ValueError(f"n_docs must be at least {MIN_DOCS}, got {n_docs}")
+    counts = {kind: max(MIN_PER_KIND, round(rate * n_docs)) for kind, rate in RATES.items()}
+    warmup = max(10, n_docs // 50)
+    rest = [kind for kind, count in counts.items() for _ in range(count)]
+    rest += ["clean"] * (n_docs - warmup - len(rest))
+    rng.shuffle(rest)
+    return ["clean"] * warmup + rest
+
+
+JSONL_FILES = (FILES["academic"], FILES["tech_docs"], FILES["news"], FILES["dialogue"], MIXED)
+
+
+def _open_jsonl(stack: ExitStack, path: Path):
+    """A binary stream into path, compressed as its suffix says; closed with the stack."""
+    if path.name.endswith(".gz"):
+        return stack.enter_context(gzip.GzipFile(path, mode="wb", mtime=0, compresslevel=6))
+    if path.name.endswith(".zst"):
+        return stack.enter_context(zstandard.open(path, "wb", cctx=zstandard.ZstdCompressor(level=ZSTD_LEVEL)))
+    return stack.enter_context(open(path, "wb"))
+
+
+class _CorpusWriter:
+    """Appends records to the corpus files; each call returns (location, position) of the record."""
+
+    def __init__(self, corpus_dir: Path, streams: dict) -> None:
+        self.dir = corpus_dir
+        self._streams = streams
+        self.counts: Counter[str] = Counter()
+        self._rows: dict[str, list] = {name: [] for name in ("id", "text", "url", "source", "category")}
+
+    def line(self, name: str, data: bytes) -> tuple[str, int]:
+        self._streams[name].write(data + b"\n")
+        self.counts[name] += 1
+        return f"{name}:{self.counts[name]}", self.counts[name]
+
+    def row(self, fields: dict) -> tuple[str, int]:
+        for key, values in self._rows.items():
+            values.append(fields[key])
+        name = FILES["encyclopedia"]
+        self.counts[name] += 1
+        return f"{name}:row {self.counts[name] - 1}", self.counts[name] - 1
+
+    def text_file(self, name: str, text: str) -> tuple[str, int]:
+        (self.dir / TXT_DIR / name).write_bytes(text.encode("utf-8"))
+        self.counts[TXT_DIR] += 1
+        return f"{TXT_DIR}/{name}", 0
+
+    def write_parquet(self) -> None:
+        table = pa.table({key: pa.array(values, pa.string()) for key, values in self._rows.items()})
+        pq.write_table(table, self.dir / FILES["encyclopedia"], row_group_size=PARQUET_ROW_GROUP)
+
+
+class _Generator:
+    def __init__(self, rng: random.Random, writer: _CorpusWriter) -> None:
+        self.rng = rng
+        self.writer = writer
+        self.pool: list[_Doc] = []
+        self.truth: list[tuple[tuple[str, int], TruthRecord]] = []
+
+    def _category(self, exclude: tuple[str, ...] = ()) -> str:
+        names = [c for c in CATEGORY_WEIGHTS if c not in exclude]
+        return self.rng.choices(names, [CATEGORY_WEIGHTS[c] for c in names])[0]
+
+    def _route(self, label: str, category: str) -> tuple[str, str]:
+        """(file, source) for a record."""
+        home = FILES[category]
+        if label in INGEST_FAILURES:
+            jsonl = home.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst"))
+            file = home if jsonl and self.rng.random() > 0.15 else MIXED
+        else:
+            share = 0.5 if label in ("other_lang", "spam", "too_short") else 0.35 if category == "literature" else 0.08
+            file = MIXED if self.rng.random() < share else home
+        if file == TXT_DIR:
+            return file, TXT_DIR
+        sources = SOURCES[category]
+        return file, self.rng.choices(list(sources), list(sources.values()))[0]
+
+    def _pick(self, accept) -> _Doc | None:
+        """A random remembered clean document that `accept`s, or None."""
+        for _ in range(20):
+            doc = self.pool[self.rng.randrange(len(self.pool))]
+            if accept(doc):
+                return doc
+        candidates = [doc for doc in self.pool if accept(doc)]
+        return self.rng.choice(candidates) if candidates else None
+
+    def _remember(self, doc: _Doc) -> None:
+        if len(self.pool) < POOL_SIZE:
+            self.pool.append(doc)
+        else:
+            self.pool[self.rng.randrange(POOL_SIZE)] = doc
+
+    def _fresh(self, label: str, category: str, lang: str, source: str) -> _Planted | None:
+        """A new document for every label that is not a copy of an earlier one."""
+        rng = self.rng
+        if label in ("clean", *INGEST_FAILURES):
+            return _Planted(lang, category, clean_document(rng, category, lang, source), [])
+        if label == "code_stub":
+            return _Planted(lang, category, tech_document(rng, LANGUAGES[lang], stub=True), [label])
+        if label == "spam":
+            return _Planted(lang, category, spam_document(rng, lang), [label])
+        if label == "too_short":
+            return _Planted(lang, category, short_text(rng, lang, LANGUAGES[lang].pools), [label])
+        if label == "other_lang":
+            return _Planted(lang, category, foreign_document(rng, lang), [label])
+        text = clean_document(rng, category, lang, source)
+        if label == "symbol_runs":
+            return _Planted(lang, category, content_defects.symbol_runs(rng, text), [label])
+        if label == "timestamps":
+            stamped, spans = content_defects.plant_timestamps(rng, text, lang)
+            return _Planted(lang, category, stamped, [label], timestamps=tuple(spans))
+        if label == "mojibake_unrepairable":
+            bad = content_defects.mojibake_unrepairable(rng, text, lang)
+            return _Planted(lang, category, bad, [label], orig_sha256=_sha256(text))
+        if lang == "en" and sum(not c.isascii() for c in text) < 2:
+            return None
+        bad = content_defects.mojibake_repairable(rng, text)
+        return _Planted(lang, category, bad, [label], orig_sha256=_sha256(text)) if bad else None
+
+    def _copy(self, label: str) -> _Planted | None:
+        """A copy of an earlier clean document: exact, near (Jaccard 0.8-0.95) or distinct-but-similar."""
+        rng = self.rng
+        if label == "exact_dup":
+            orig = self._pick(lambda d: True)
+            return orig and _Planted(orig.lang, orig.category, orig.text, [label], dup_of=orig.sid, jaccard=1.0)
+        if label == "near_dup":
+            orig = self._pick(lambda d: len(d.text) >= 300)
+            made = orig and content_defects.near_duplicate(rng, orig.text, _EDIT_WORDS[orig.lang], *NEAR_DUP_RANGE)
+        else:
+            orig = self._pick(lambda d: d.category in ("academic", "encyclopedia", "news", "dialogue"))
+            made = None
+            if orig:
+                fresh = "\n\n".join(clean_document(rng, orig.category, orig.lang, "") for _ in range(3))
+                made = content_defects.similar_document(rng, orig.text, fresh, *NEAR_DUP_LOW_RANGE)
+        if not made:
+            return None
+        text, score = made
+        return _Planted(orig.lang, orig.category, text, [label], dup_of=orig.sid, jaccard=round(score, 4))
+
+    def _plant(self, label: str) -> tuple[_Planted, str, str]:
+        """Draw a record for the label, retrying until the defect could be planted."""
+        if label in COPY_LABELS:
+            for _ in range(5):
+                planted = self._copy(label)
+                if planted:
+                    return (planted, *self._route(label, planted.category))
+            raise _NoOriginal(label)
+        for _ in range(50):
+            lang = self.rng.choice(FOREIGN_LANGS) if label == "other_lang" else self.rng.choice(("en", "zh"))
+            if label == "code_stub":
+                category = "tech_docs"
+            else:
+                category = self._category(("tech_docs",) if label == "other_lang" else ())
+            file, source = self._route(label, category)
+            planted = self._fresh(label, category, lang, source)
+            if planted:
+                return planted, file, source
+        raise RuntimeError(f"could not plant {label}")
+
+    def record(self, index: int, label: str) -> None:
+        planted, file, source = self._plant(label)
+        rng = self.rng
+        ext = ".txt" if file == TXT_DIR else ""
+        sid = f"{source}-{index:06d}{ext}"
+        fields = {
+            "id": sid, "text": planted.text, "url": f"https://{source.replace('_', '-')}.example.org/{index:06d}",
+            "source": source, "category": planted.category,
+        }
+        ingest = label if label in INGEST_FAILURES else "ok"
+        if file == TXT_DIR:
+            location, position = self.writer.text_file(sid, planted.text)
+        elif file == FILES["encyclopedia"]:
+            location, position = self.writer.row(fields)
+        else:
+            location, position = self.writer.line(file, _ingest_line(rng, ingest, fields))
+        if label == "clean":
+            self._remember(_Doc(sid, planted.text, planted.lang, planted.category))
+        expected = "keep" if ingest == "ok" and set(planted.defects) <= set(KEPT_DEFECTS) else "drop"
+        rel = location if file == TXT_DIR else file
+        self.truth.append((
+            (rel, position),
+            TruthRecord(
+                record=location, file=rel, source_id=sid, lang=planted.lang, category=planted.category,
+                source=source, defects=planted.defects, ingest=ingest, dup_of=planted.dup_of,
+                jaccard=planted.jaccard, timestamps=list(planted.timestamps), orig_sha256=planted.orig_sha256,
+                expected=expected,
+            ),
+        ))
+
+
+def _ingest_line(rng: random.Random, ingest: str, fields: dict) -> bytes:
+    """The JSONL line of a record; for an ingest failure, the line broken the planned way."""
+    if ingest == "missing_text":
+        return _json_line({k: v for k, v in fields.items() if k != "text"}).encode("utf-8")
+    if ingest == "empty_text":
+        return _json_line({**fields, "text": rng.choice(("", " ", "\n\n", " \t "))}).encode("utf-8")
+    line = _json_line(fields)
+    if ingest == "bad_json":
+        if rng.random() < 0.3:
+            return repr(fields).encode("utf-8")
+        return line[: rng.randint(len(line) // 3, len(line) - 2)].encode("utf-8")
+    if ingest == "bad_utf8":
+        start = line.index('"text": "') + 9
+        cut = rng.randint(start, start + min(300, len(fields["text"])))
+        junk = rng.choice((b"\xff", b"\xfe", b"\xc0\xaf", b"\xed\xa0\x80"))
+        return line[:cut].encode("utf-8") + junk + line[cut:].encode("utf-8")
+    return line.encode("utf-8")
+
+
+def _counts(truth: list[TruthRecord]) -> dict[str, dict[str, int]]:
+    counters = {key: Counter() for key in ("lang", "category", "source", "defect", "ingest", "expected")}
+    for r in truth:
+        counters["lang"][r.lang] += 1
+        counters["category"][r.category] += 1
+        counters["source"][r.source] += 1
+        counters["ingest"][r.ingest] += 1
+        counters["expected"][r.expected] += 1
+        for defect in r.defects or (["clean"] if r.ingest == "ok" else []):
+            counters["defect"][defect] += 1
+    return {key: dict(sorted(counter.items())) for key, counter in counters.items()}
+
+
+def generate_demo_corpus(out_dir: Path, n_docs: int = 20000, seed: int = 1234) -> DemoSummary:
+    """Write out_dir/corpus/* (replacing an earlier corpus there), out_dir/truth.jsonl and out_dir/demo.json.
+
+    The same (n_docs, seed) always gives byte-identical files. n_docs counts records over all files.
+    """
+    out_dir = Path(out_dir)
+    corpus_dir = out_dir / "corpus"
+    rng = random.Random(seed)
+    labels = _plan(rng, n_docs)
+    if corpus_dir.exists():
+        shutil.rmtree(corpus_dir)
+    (corpus_dir / TXT_DIR).mkdir(parents=True)
+    with ExitStack() as stack:
+        writer = _CorpusWriter(corpus_dir, {name: _open_jsonl(stack, corpus_dir / name) for name in JSONL_FILES})
+        generator = _Generator(rng, writer)
+        for index in range(len(labels)):
+            try:
+                generator.record(index, labels[index])
+            except _NoOriginal:
+                later = labels.index("clean", index + 1)
+                labels[index], labels[later] = labels[later], labels[index]
+                generator.record(index, labels[index])
+    writer.write_parquet()
+    truth = [record for _, record in sorted(generator.truth, key=lambda item: item[0])]
+    truth_path = out_dir / "truth.jsonl"
+    truth_path.write_text("".join(r.to_json() + "\n" for r in truth), encoding="utf-8")
+    files = dict(sorted(writer.counts.items()))
+    counts = _counts(truth)
+    summary = {"seed": seed, "n_docs": n_docs, "corpus_dir": "corpus", "truth": "truth.jsonl", "files": files,
+               "counts": counts}
+    (out_dir / "demo.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return DemoSummary(out_dir, corpus_dir, truth_path, seed, n_docs, files, counts)

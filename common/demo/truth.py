@@ -1,0 +1,227 @@
+"""Ground truth of the demo corpus, and scoring of a stage's surviving documents against it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low")
+DROP_DEFECTS = (
+    "exact_dup", "near_dup", "mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short",
+)
+DEFECTS = DROP_DEFECTS + KEPT_DEFECTS
+INGEST_OUTCOMES = ("ok", "bad_json", "bad_utf8", "missing_text", "empty_text")
+
+
+@dataclass(frozen=True)
+class TruthRecord:
+    """One planted record: where it is, what it is, and whether a perfect pipeline keeps it."""
+
+    record: str
+    file: str
+    source_id: str
+    lang: str
+    category: str
+    source: str
+    defects: list[str]
+    ingest: str
+    dup_of: str | None
+    jaccard: float | None
+    timestamps: list[str]
+    orig_sha256: str | None
+    expected: str
+
+    def to_json(self) -> str:
+        """One line of truth.jsonl."""
+        return json.dumps(vars(self), ensure_ascii=False, sort_keys=True)
+
+
+def load_truth(demo_dir: Path) -> list[TruthRecord]:
+    """Read <demo_dir>/truth.jsonl."""
+    with open(Path(demo_dir) / "truth.jsonl", encoding="utf-8") as handle:
+        return [TruthRecord(**json.loads(line)) for line in handle if line.strip()]
+
+
+def expected_ingest_counts(truth: list[TruthRecord]) -> dict[str, int]:
+    """How many records an ingest stage should accept ("ok") or reject, per reason."""
+    counts = Counter(r.ingest for r in truth)
+    return {outcome: counts.get(outcome, 0) for outcome in INGEST_OUTCOMES}
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+@dataclass(frozen=True)
+class KindScore:
+    """Removal of one planted kind: a defect, or "ingest:<reason>" for records ingest must reject."""
+
+    kind: str
+    expected: str
+    planted: int
+    removed: int
+    repaired_exact: int | None = None
+
+    @property
+    def rate(self) -> float:
+        """Recall (removed / planted) for kinds to drop; kept rate for kinds to keep."""
+        done = self.removed if self.expected == "drop" else self.planted - self.removed
+        return _rate(done, self.planted)
+
+    def to_dict(self) -> dict:
+        """Plain values, with the rate and, for repairable mojibake, the exactly repaired fraction."""
+        out = {**asdict(self), "rate": self.rate}
+        if self.repaired_exact is not None:
+            out["repaired_rate"] = _rate(self.repaired_exact, self.planted)
+        return out
+
+
+@dataclass(frozen=True)
+class CleanScore:
+    """Clean documents of one language (no defect, ingest ok) and how many a stage dropped."""
+
+    lang: str
+    clean: int
+    dropped: int
+
+    @property
+    def rate(self) -> float:
+        """Fraction of the clean documents dropped."""
+        return _rate(self.dropped, self.clean)
+
+
+@dataclass(frozen=True)
+class TruthReport:
+    """How a stage's output compares with the truth; see score()."""
+
+    kinds: list[KindScore]
+    clean: list[CleanScore]
+    dup_groups: dict[str, int]
+    timestamp_spans: int
+    timestamp_spans_left: int
+    kept: int
+    unknown_ids: int
+
+    @property
+    def timestamp_residue(self) -> float:
+        """Planted timestamp spans still present verbatim in kept documents / spans planted in them."""
+        return _rate(self.timestamp_spans_left, self.timestamp_spans)
+
+    def kind(self, name: str) -> KindScore:
+        """The score row of one defect (or "ingest:<reason>")."""
+        return next(k for k in self.kinds if k.kind == name)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form of the whole report."""
+        return {
+            "kinds": [k.to_dict() for k in self.kinds],
+            "clean_dropped": {c.lang: {"clean": c.clean, "dropped": c.dropped, "rate": c.rate} for c in self.clean},
+            "exact_dup_groups": dict(self.dup_groups),
+            "timestamp_residue": {
+                "planted": self.timestamp_spans, "present": self.timestamp_spans_left, "rate": self.timestamp_residue,
+            },
+            "kept": self.kept,
+            "unknown_ids": self.unknown_ids,
+        }
+
+    def format_table(self) -> str:
+        """An aligned plain-text summary."""
+        rows = []
+        for k in self.kinds:
+            label = "recall" if k.expected == "drop" else "kept"
+            extra = "" if k.repaired_exact is None else f"  repaired {_rate(k.repaired_exact, k.planted):.3f}"
+            rows.append((k.kind, str(k.planted), str(k.removed), k.expected, f"{label} {k.rate:.3f}{extra}"))
+        lines = _table(("kind", "planted", "removed", "expected", "score"), rows, "lrrll")
+        lines += ["", "clean documents wrongly dropped"]
+        clean_rows = [(c.lang, str(c.clean), str(c.dropped), f"{c.rate:.3f}") for c in self.clean]
+        lines += _table(("lang", "clean", "dropped", "rate"), clean_rows, "lrrr")
+        g = self.dup_groups
+        lines += [
+            "",
+            f"exact-duplicate groups: {g['groups']}  exactly one kept: {g['exactly_one']}  "
+            f"none kept: {g['none_kept']}  several kept: {g['several_kept']}",
+            f"timestamp residue: {self.timestamp_spans_left} of {self.timestamp_spans} planted spans still present "
+            f"({self.timestamp_residue:.3f})",
+            f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}",
+        ]
+        return "\n".join(lines)
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[str, ...]], align: str) -> list[str]:
+    """Lines of a plain-text table; align holds "l" or "r" per column."""
+    widths = [max(len(x) for x in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: tuple[str, ...]) -> str:
+        padded = (c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, align, strict=True))
+        return "  ".join(padded).rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
+    """Compare `kept` (source_id -> text of every document left in a stage's output) with the truth.
+
+    A record counts as removed when its source_id is absent from `kept`.
+    """
+    planted: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
+    repaired = 0
+    clean: Counter[str] = Counter()
+    clean_dropped: Counter[str] = Counter()
+    groups: dict[str, list[str]] = defaultdict(list)
+    spans = spans_left = 0
+    for r in truth:
+        gone = r.source_id not in kept
+        kinds = list(r.defects) if r.ingest == "ok" else [f"ingest:{r.ingest}"]
+        for kind in kinds:
+            planted[kind] += 1
+            removed[kind] += gone
+        if r.ingest == "ok" and not r.defects:
+            clean[r.lang] += 1
+            clean_dropped[r.lang] += gone
+        if "exact_dup" in r.defects and r.dup_of:
+            if not groups[r.dup_of]:
+                groups[r.dup_of].append(r.dup_of)
+            groups[r.dup_of].append(r.source_id)
+        if gone:
+            continue
+        text = kept[r.source_id]
+        if "mojibake_repairable" in r.defects:
+            repaired += _sha256(text) == r.orig_sha256
+        if "timestamps" in r.defects:
+            spans += len(r.timestamps)
+            spans_left += sum(span in text for span in r.timestamps)
+
+    order = [*DEFECTS, *(f"ingest:{o}" for o in INGEST_OUTCOMES[1:])]
+    kinds = [
+        KindScore(
+            kind, "keep" if kind in KEPT_DEFECTS else "drop", planted[kind], removed[kind],
+            repaired if kind == "mojibake_repairable" else None,
+        )
+        for kind in order
+        if planted[kind]
+    ]
+    members_kept = [sum(m in kept for m in members) for members in groups.values()]
+    dup_groups = {
+        "groups": len(members_kept),
+        "exactly_one": sum(n == 1 for n in members_kept),
+        "none_kept": sum(n == 0 for n in members_kept),
+        "several_kept": sum(n > 1 for n in members_kept),
+    }
+    known = {r.source_id for r in truth}
+    return TruthReport(
+        kinds=kinds,
+        clean=[CleanScore(lang, clean[lang], clean_dropped[lang]) for lang in sorted(clean)],
+        dup_groups=dup_groups,
+        timestamp_spans=spans,
+        timestamp_spans_left=spans_left,
+        kept=len(kept),
+        unknown_ids=sum(sid not in known for sid in kept),
+    )
