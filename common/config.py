@@ -61,11 +61,82 @@ class IngestConfig(Section):
         return mapping
 
 
+class LidConfig(Section):
+    model_path: str | None = None
+    thresholds: dict[str, float] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
+
+
+class RuleConfig(Section):
+    """Drop a document when its ``signal`` is below ``min`` or above ``max`` for its language.
+
+    ``min``/``max`` map a language (or ``"*"`` for any) to a threshold; a language with no
+    entry and no ``"*"`` is not judged by the rule.
+    """
+
+    signal: str
+    min: dict[str, float] = Field(default_factory=dict)
+    max: dict[str, float] = Field(default_factory=dict)
+    enabled: bool = True
+
+
+def _rule(signal: str, min: dict | None = None, max: dict | None = None) -> RuleConfig:
+    return RuleConfig(signal=signal, min=min or {}, max=max or {})
+
+
+DEFAULT_RULES: dict[str, RuleConfig] = {
+    "too_short": _rule("q_tokens", min={"*": 20}),
+    "mojibake": _rule("q_mojibake_frac", max={"*": 0.002}),
+    "mojibake_han": _rule("q_rare_han_frac", max={"*": 0.25}),
+    "symbol_runs": _rule("q_symbol_run_frac", max={"*": 0.1}),
+    "decorative_symbols": _rule("q_decorative_frac", max={"*": 0.05}),
+    "spam": _rule("q_spam_line_frac", max={"*": 0.3}),
+    "code_stubs": _rule("q_stub_frac", max={"*": 0.5}),
+    "dup_lines": _rule("q_dup_line_frac", max={"en": 0.3, "zh": 0.287}),
+    "dup_line_chars": _rule("q_dup_line_char_frac", max={"en": 0.2, "zh": 0.2}),
+    "top2gram": _rule("q_top2gram_frac", max={"en": 0.25}),
+    "top3gram": _rule("q_top3gram_frac", max={"en": 0.22}),
+    "top4gram": _rule("q_top4gram_frac", max={"en": 0.2, "zh": 0.256}),
+    "dup5gram": _rule("q_dup5gram_frac", max={"en": 0.22}),
+    "dup6gram": _rule("q_dup6gram_frac", max={"en": 0.2}),
+    "dup7gram": _rule("q_dup7gram_frac", max={"en": 0.18}),
+    "dup8gram": _rule("q_dup8gram_frac", max={"en": 0.16}),
+    "dup9gram": _rule("q_dup9gram_frac", max={"en": 0.15}),
+    "dup10gram": _rule("q_dup10gram_frac", max={"en": 0.14, "zh": 0.27}),
+    "mean_word_length": _rule("q_mean_word_len", min={"en": 3}, max={"en": 10}),
+    "symbol_word_ratio": _rule("q_symbol_word_ratio", max={"en": 0.1}),
+    "bullet_lines": _rule("q_bullet_line_frac", max={"*": 0.9}),
+    "ellipsis_lines": _rule("q_ellipsis_line_frac", max={"*": 0.3}),
+    "stop_words": _rule("q_stop_words", min={"en": 2, "zh": 2}),
+    "han_share": _rule("q_han_frac", min={"zh": 0.1}),
+}
+
+DEFAULT_SPAM_PATTERNS = [
+    "加微信", "微信号", "加V", "扫码", "扫一扫", "二维码", "关注公众号", "联系电话", "客服热线", "咨询热线",
+    "QQ群", "QQ号", "代开发票", "免费领取", "限时优惠", "限时抢购", "立即购买", "点击购买", "点击领取", "包邮",
+    "日赚", "月入", "刷单", "博彩", "娱乐城", "开户送", "招商加盟", "代理加盟", "优惠券",
+    "click here", "buy now", "order now", "order today", "limited[- ]time offer", "free shipping", "act now",
+    "call now", "sign up now", "subscribe now", "earn \\$", "from home", "no credit check", "bad credit",
+    "casino", "free spins", "lowest prices?", "promo code", "discount code", "\\d+% off",
+    "money[- ]back guarantee", "risk[- ]free", "100% free", "best price",
+]
+
+
+class CleanConfig(Section):
+    repair: bool = True
+    scrub_timestamps: bool = True
+    lid: LidConfig = LidConfig()
+    spam_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SPAM_PATTERNS))
+    rules: dict[str, RuleConfig] = Field(default_factory=lambda: dict(DEFAULT_RULES))
+    batch_rows: int = Field(default=512, ge=1)
+    examples_per_rule: int = Field(default=5, ge=0)
+
+
 class KilnConfig(Section):
     data_dir: str = "data"
     ray: RayConfig = RayConfig()
     demo: DemoConfig = DemoConfig()
     ingest: IngestConfig = IngestConfig()
+    clean: CleanConfig = CleanConfig()
 
     def section(self, name: str) -> Section:
         """Return the config section of one stage by name."""

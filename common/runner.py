@@ -31,7 +31,9 @@ from common.manifest import (
     Accounting,
     Manifest,
     code_version,
+    manifest_sha256,
     read_manifest,
+    require_manifest,
     write_manifest,
 )
 from common.ray_cluster import ensure_ray, ray_description
@@ -42,6 +44,7 @@ WORK_DIR = "_work"
 EXCLUDED_DIR = "_excluded"
 STATE_NAME = "_state.json"
 DROP_BUFFER_ROWS = 1024
+STATS_LIST_CAP = 20
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,10 @@ class UnitContext:
             writer = self._excluded[reason] = ShardWriter(path, EXCLUDED_SCHEMA, self.stage_dir)
         writer.write(table)
 
+    def add_stats(self, stats: dict) -> None:
+        """Merge stage-specific statistics (counts add up, lists are examples) into the unit's."""
+        merge_stats(self.stats, stats, STATS_LIST_CAP)
+
     def warn(self, message: str) -> None:
         """Record a warning; the driver logs it and keeps it in the done marker."""
         self.warnings.append(message)
@@ -217,6 +224,26 @@ class MapStage:
     plan: Callable[[KilnConfig, Path | None], Plan]
     process: Callable[[WorkUnit, UnitContext], None]
     packages: tuple[str, ...] = ("common",)
+
+
+def shard_plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
+    """One unit per shard of the input stage (its manifest, never a glob): the usual map plan."""
+    assert input_dir is not None
+    manifest = require_manifest(input_dir)
+    units = [WorkUnit(index=i, spec={"shard": info.to_dict()}) for i, info in enumerate(manifest.shards)]
+    return Plan(units=units, input={"stage": manifest.stage, "manifest_sha256": manifest_sha256(input_dir)})
+
+
+def merge_stats(total: dict, part: dict, list_cap: int) -> dict:
+    """Fold one unit's stats into ``total``: numbers add up, dicts merge, lists concatenate (capped)."""
+    for key, value in part.items():
+        if isinstance(value, dict):
+            merge_stats(total.setdefault(key, {}), value, list_cap)
+        elif isinstance(value, list):
+            total[key] = (total.get(key, []) + value)[:list_cap]
+        else:
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 def _marker_path(stage_dir: Path, index: int) -> Path:
@@ -315,6 +342,13 @@ def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path 
     return results
 
 
+def _merged_details(results: list[UnitResult]) -> dict:
+    merged: dict = {}
+    for result in results:
+        merge_stats(merged, result.stats, STATS_LIST_CAP)
+    return merged
+
+
 def _host_facts(cfg: KilnConfig) -> dict:
     return {
         "hostname": socket.gethostname(),
@@ -377,6 +411,7 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         "unit_seconds": round(sum(r.seconds for r in results), 3),
         "host": _host_facts(cfg),
         "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds} for r in results],
+        "details": _merged_details(results),
     }
     atomic_write_bytes(stage_dir / STATS_NAME, (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
     write_manifest(stage_dir, manifest)

@@ -16,9 +16,10 @@ from common.errors import KilnError
 from common.log import setup_logging
 from common.runner import run_stage
 from common.status import format_status, stage_status
+from stages.clean.stage import STAGE as CLEAN
 from stages.ingest.stage import STAGE as INGEST
 
-PIPELINE = (INGEST,)
+PIPELINE = (INGEST, CLEAN)
 DEMO_CONFIG = REPO_ROOT / "configs" / "demo.yaml"
 
 

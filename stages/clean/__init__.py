@@ -1,0 +1,1 @@
+"""Clean: text repair, timestamp scrubbing, language ID and quality rules."""

@@ -1,0 +1,206 @@
+"""Quality signals (the ``q_*`` columns): computed once per document, judged later by rules.
+
+Everything is CJK-aware by construction: a Han character is one token and a run of other
+letters/digits is one word; "alphabetic" is decided per script (``str.isalpha`` is true for
+Han characters); ``。！？…`` count as terminal punctuation next to ``.!?``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+_HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+TOKEN_RE = re.compile(rf"[{_HAN_CLASS}]|[^\W{_HAN_CLASS}_]+")
+HAN_RE = re.compile(rf"[{_HAN_CLASS}]")
+LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
+TERMINAL_PUNCT = tuple(".!?。！？…\"'”’」』)）")
+BULLETS = ("•", "-", "*", "·", "●", "○", "▪", "◦", "‣", "–")
+ELLIPSES = ("...", "…", "……")
+EN_STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with"))
+ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
+# A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
+REPEATED_UNIT_RE = re.compile(r"([^\w\s](?:[^\w\s]{0,2}|\w))\1{3,}")
+DECORATIVE_RE = re.compile(r"[\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u2bff\u3200-\u33ff\U0001F000-\U0001FAFF]")
+LATIN1_DEBRIS_RE = re.compile(r"[\u00c0-\u00ff][\u0080-\u00bf\u2018-\u203a\u0152-\u0178\u02c6\u02dc\u20ac\u2122]")
+STUB_RE = re.compile(
+    r"TODO:?\s*implement|raise\s+NotImplementedError|NotImplementedException|UnsupportedOperationException"
+    r"|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
+    re.IGNORECASE,
+)
+FUNCTION_RE = re.compile(
+    r"^\s*(?:def |async def |function\b|func |fn |pub fn |(?:public|private|protected|static|final|\s)+[\w<>\[\],\s]+\s+\w+\s*\([^)]*\)\s*\{?\s*$)",
+    re.MULTILINE,
+)
+
+
+@functools.lru_cache(maxsize=1)
+def common_han() -> frozenset[str]:
+    """The Han characters of everyday Chinese: GB2312 level 1 and Big5's frequent block."""
+    chars: set[str] = set()
+    for hi in range(0xB0, 0xD8):
+        for lo in range(0xA1, 0xFF):
+            try:
+                chars.add(bytes([hi, lo]).decode("gb2312"))
+            except UnicodeDecodeError:
+                continue
+    for hi in range(0xA4, 0xC7):
+        for lo in [*range(0x40, 0x7F), *range(0xA1, 0xFF)]:
+            try:
+                chars.add(bytes([hi, lo]).decode("big5"))
+            except UnicodeDecodeError:
+                continue
+    return frozenset(chars)
+
+
+SCALAR_SIGNALS = (
+    "q_chars", "q_tokens", "q_han_frac", "q_latin_words", "q_mean_word_len", "q_symbol_word_ratio",
+    "q_alpha_token_frac", "q_stop_words", "q_newline_token_ratio", "q_symbol_run_frac", "q_decorative_frac",
+    "q_mojibake_frac", "q_rare_han_frac", "q_stub_frac", "q_spam_line_frac",
+    "q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
+    "q_terminal_punct_line_frac", "q_short_line_frac",
+)
+
+
+def _occurrences(keys: np.ndarray) -> np.ndarray:
+    """For each key, how often it occurs in ``keys`` (an unstable sort: cheaper than np.unique)."""
+    order = np.argsort(keys)
+    ordered = keys[order]
+    run_id = np.cumsum(np.concatenate(([True], ordered[1:] != ordered[:-1]))) - 1
+    counts = np.bincount(run_id)
+    occurrences = np.empty_like(keys)
+    occurrences[order] = counts[run_id]
+    return occurrences
+
+
+REPETITION_SIGNALS = (*(f"q_top{n}gram_frac" for n in (2, 3, 4)), *(f"q_dup{n}gram_frac" for n in range(5, 11)))
+
+
+SIGNAL_NAMES = (*SCALAR_SIGNALS, *REPETITION_SIGNALS)
+
+
+def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:
+    """Gopher repetition for a batch of tokenized documents, vectorized over the whole batch.
+
+    ``q_top{n}gram_frac`` (n = 2..4): the largest share of a document's token characters taken
+    by the occurrences of one repeated n-gram. ``q_dup{n}gram_frac`` (n = 5..10): the share of
+    token characters covered by n-grams that occur more than once in the document.
+    """
+    docs = len(token_lists)
+    result = {name: np.zeros(docs) for name in REPETITION_SIGNALS}
+    sizes = np.fromiter(map(len, token_lists), dtype=np.int64, count=docs)
+    if sizes.sum() == 0:
+        return result
+    flat = [token for tokens in token_lists for token in tokens]
+    ids = np.fromiter(map(hash, flat), dtype=np.int64, count=len(flat))  # 64-bit ids, batch-local
+    lengths = np.fromiter(map(len, flat), dtype=np.int64, count=len(flat))
+    doc_of = np.repeat(np.arange(docs), sizes)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    position = np.arange(len(flat)) - starts[doc_of]
+    cumulative = np.concatenate(([0], np.cumsum(lengths)))
+    total_chars = np.bincount(doc_of, weights=lengths, minlength=docs)
+    total_chars[total_chars == 0] = 1
+    grams = ids.copy()
+    for n in range(2, 11):
+        count = len(flat) - n + 1
+        if count <= 0:
+            break
+        grams = grams[:count] * np.int64(1_000_003) + ids[n - 1:]
+        valid = np.nonzero(position[:count] <= sizes[doc_of[:count]] - n)[0]
+        if len(valid) == 0:
+            break
+        occurrences = _occurrences(grams[valid] * np.int64(7919) + doc_of[valid])
+        repeated = occurrences > 1
+        if not repeated.any():
+            continue
+        if n <= 4:
+            gram_chars = cumulative[valid + n] - cumulative[valid]
+            share = np.zeros(docs)
+            np.maximum.at(share, doc_of[valid[repeated]], (occurrences * gram_chars)[repeated])
+            result[f"q_top{n}gram_frac"] = share / total_chars
+        else:
+            cover = np.zeros(len(flat) + 1, dtype=np.int64)
+            np.add.at(cover, valid[repeated], 1)
+            np.add.at(cover, valid[repeated] + n, -1)
+            covered = np.cumsum(cover[:-1]) > 0
+            result[f"q_dup{n}gram_frac"] = np.bincount(doc_of, weights=lengths * covered, minlength=docs) / total_chars
+    return result
+
+
+def line_signals(text: str) -> dict[str, float]:
+    """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines."""
+    lines = [line.strip() for line in text.split("\n")]
+    lines = [line for line in lines if line]
+    n = len(lines) or 1
+    seen: set[str] = set()
+    dup_lines = dup_chars = 0
+    for line in lines:
+        if line in seen:
+            dup_lines += 1
+            dup_chars += len(line)
+        seen.add(line)
+    total_chars = sum(len(line) for line in lines) or 1
+    return {
+        "q_lines": len(lines),
+        "q_dup_line_frac": dup_lines / n,
+        "q_dup_line_char_frac": dup_chars / total_chars,
+        "q_bullet_line_frac": sum(line.startswith(BULLETS) for line in lines) / n,
+        "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) for line in lines) / n,
+        "q_terminal_punct_line_frac": sum(line.endswith(TERMINAL_PUNCT) for line in lines) / n,
+        "q_short_line_frac": sum(len(line) <= 30 for line in lines) / n,
+    }
+
+
+def _symbol_run_chars(text: str) -> int:
+    return sum(len(match.group(0)) for match in REPEATED_UNIT_RE.finditer(text))
+
+
+def _stub_frac(text: str) -> float:
+    """Unfinished-stub markers per function defined; 0 below two markers (one TODO is normal)."""
+    stubs = len(STUB_RE.findall(text))
+    if stubs < 2:
+        return 0.0
+    return stubs / max(len(FUNCTION_RE.findall(text)), 1)
+
+
+def document_signals(text: str, tokens: list[str], spam_patterns: re.Pattern | None = None) -> dict[str, float]:
+    """The per-document (non-repetition) q_* signals of one document and its tokens."""
+    han = HAN_RE.findall(text)
+    latin_words = LATIN_WORD_RE.findall(text)
+    n_tokens = len(tokens) or 1
+    non_space = len("".join(text.split())) or 1
+    letters = len(han) + sum(map(len, latin_words))
+    lowered = [w.lower() for w in latin_words]
+    signals: dict[str, float] = {
+        "q_chars": len(text),
+        "q_tokens": len(tokens),
+        "q_han_frac": len(han) / (letters or 1),
+        "q_latin_words": len(latin_words),
+        "q_mean_word_len": (sum(map(len, latin_words)) / len(latin_words)) if latin_words else 0.0,
+        "q_symbol_word_ratio": (text.count("#") + text.count("...") + text.count("…")) / n_tokens,
+        "q_alpha_token_frac": (len(tokens) - sum(map(str.isdigit, tokens))) / n_tokens,
+        "q_stop_words": sum(map(EN_STOP_WORDS.__contains__, lowered)) + sum(map(ZH_STOP_CHARS.__contains__, han)),
+        "q_newline_token_ratio": text.count("\n") / n_tokens,
+        "q_symbol_run_frac": _symbol_run_chars(text) / non_space,
+        "q_decorative_frac": len(DECORATIVE_RE.findall(text)) / non_space,
+        "q_mojibake_frac": (text.count("\ufffd") + len(LATIN1_DEBRIS_RE.findall(text))) / non_space,
+        "q_rare_han_frac": (len(han) - sum(map(common_han().__contains__, han))) / len(han) if len(han) >= 20 else 0.0,
+        "q_stub_frac": _stub_frac(text),
+    }
+    if spam_patterns is not None:
+        lines = [line for line in text.split("\n") if line.strip()]
+        spam_lines = sum(1 for line in lines if spam_patterns.search(line))
+        hits = len(spam_patterns.findall(text))
+        signals["q_spam_line_frac"] = spam_lines / (len(lines) or 1) if hits >= 2 else 0.0
+    signals |= line_signals(text)
+    return signals
+
+
+def compute_signals(texts: list[str], spam_patterns: re.Pattern | None = None) -> dict[str, np.ndarray]:
+    """Every q_* signal for a batch of documents, as one array per signal."""
+    token_lists = [TOKEN_RE.findall(text) for text in texts]
+    rows = [document_signals(text, tokens, spam_patterns) for text, tokens in zip(texts, token_lists, strict=True)]
+    columns = {name: np.array([row.get(name, 0.0) for row in rows], dtype=np.float64) for name in SCALAR_SIGNALS}
+    return columns | repetition_signals(token_lists)

@@ -1,0 +1,121 @@
+"""The clean stage: repair, scrub timestamps, identify the language, compute signals, apply rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+
+from common.config import CleanConfig
+from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
+from common.schema import DOC_SCHEMA, category_array
+from common.shards import ShardInfo, iter_batches
+from stages.clean.histograms import signal_histograms
+from stages.clean.lid import accepted_language, identify
+from stages.clean.repair import repair
+from stages.clean.rules import apply_rules, build_rules
+from stages.clean.signals import SIGNAL_NAMES, compute_signals
+from stages.clean.timestamps import scrub_timestamps
+
+LANG_REASON = "lang"
+CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
+EXAMPLE_CHARS = 300
+
+
+@lru_cache(maxsize=4)
+def _spam_regex(patterns: tuple[str, ...]) -> re.Pattern | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+
+
+def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict]:
+    """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule, stats)."""
+    texts = batch.column("text").to_pylist()
+    repaired = [repair(t) for t in texts] if cfg.repair else list(texts)
+    changed = sum(a != b for a, b in zip(texts, repaired, strict=True))
+    if cfg.scrub_timestamps:
+        scrubbed = [scrub_timestamps(t) for t in repaired]
+        texts_out, spans = [t for t, _ in scrubbed], [n for _, n in scrubbed]
+    else:
+        texts_out, spans = repaired, [0] * len(texts)
+    guesses = identify(texts_out, cfg.lid.model_path)
+    accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
+    langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
+    signals = compute_signals(texts_out, _spam_regex(tuple(cfg.spam_patterns)))
+    rules = build_rules(cfg.rules, set(SIGNAL_NAMES))
+    decided = [None if a else LANG_REASON for a in accepted]
+    reasons, details = apply_rules(rules, signals, langs, decided)
+    for i, guess in enumerate(guesses):
+        if reasons[i] == LANG_REASON:
+            top = ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
+            details[i] = f"lang_score {top} (needs {cfg.lid.thresholds})"
+
+    metas = []
+    for meta, n_spans, before, after in zip(batch.column("meta").to_pylist(), spans, texts, repaired, strict=True):
+        record = json.loads(meta) if meta else {}
+        if n_spans:
+            record["timestamps_removed"] = n_spans
+        if before != after:
+            record["repaired"] = True
+        metas.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+
+    updated = batch.to_pydict()
+    updated["text"], updated["meta"], updated["lang"] = texts_out, metas, langs
+    updated["category"] = category_array(updated["category"])
+    updated["lang_score"] = [float(g.scores.get(lang, g.score)) for g, lang in zip(guesses, langs, strict=True)]
+    for name in SIGNAL_NAMES:
+        updated[name] = signals[name].astype(np.float32)
+    full = pa.Table.from_pydict(updated, schema=CLEAN_SCHEMA)
+
+    kept = [i for i, r in enumerate(reasons) if r is None]
+    dropped: dict[str, pa.Table] = {}
+    by_reason: dict[str, list[int]] = {}
+    for i, reason in enumerate(reasons):
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(i)
+    for reason, rows in by_reason.items():
+        part = full.take(pa.array(rows, pa.int64()))
+        dropped[reason] = pa.table({
+            "doc_id": part.column("doc_id"),
+            "source_id": part.column("source_id"),
+            "source": part.column("source"),
+            "text": part.column("text"),
+            "signal": pa.array([details[i] for i in rows], pa.string()),
+            "location": pa.array([None] * len(rows), pa.string()),
+        })
+
+    lang_counts = Counter(langs)
+    stats = {
+        "docs_by_lang": dict(lang_counts),
+        "kept_by_lang": dict(Counter(langs[i] for i in kept)),
+        "dropped_by_rule_lang": {r: dict(Counter(langs[i] for i in rows)) for r, rows in by_reason.items()},
+        "repaired": changed,
+        "timestamp_spans_removed": int(sum(spans)),
+        "examples": {
+            r: [{"source_id": updated["source_id"][i], "lang": langs[i], "signal": details[i],
+                 "text": texts_out[i][:EXAMPLE_CHARS]} for i in rows[: cfg.examples_per_rule]]
+            for r, rows in by_reason.items()
+        },
+        "histograms": signal_histograms(signals, langs),
+    }
+    return full.take(pa.array(kept, pa.int64())), dropped, stats
+
+
+def process(unit: WorkUnit, ctx: UnitContext) -> None:
+    """Clean one input shard, batch by batch (memory stays flat)."""
+    cfg = ctx.cfg.clean
+    for batch in iter_batches(ctx.input_dir, ShardInfo(**unit.spec["shard"])):
+        for start in range(0, batch.num_rows, cfg.batch_rows):
+            part = batch.slice(start, cfg.batch_rows)
+            ctx.count_in(part.num_rows)
+            kept, dropped, stats = clean_batch(part, cfg)
+            ctx.keep(kept)
+            for reason, table in dropped.items():
+                ctx.drop(reason, table)
+            ctx.add_stats(stats)
+
+
+STAGE = MapStage(name="clean", input_stage="ingest", output_schema=CLEAN_SCHEMA, plan=shard_plan, process=process)

@@ -1,0 +1,223 @@
+"""The clean stage's parts on hand-written Chinese and English examples."""
+
+from __future__ import annotations
+
+import random
+
+import ftfy
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from common.config import load_config
+from common.errors import KilnError
+from common.schema import DOC_SCHEMA, category_array
+from stages.clean.lid import accepted_language, bundled_model_path, identify, prose_lines
+from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
+from stages.clean.rules import apply_rules, build_rules
+from stages.clean.signals import SIGNAL_NAMES, TOKEN_RE, compute_signals, repetition_signals
+from stages.clean.stage import clean_batch
+
+CFG = load_config().clean
+
+ZH_PARAGRAPH = (
+    "长江是中国最长的河流，全长约六千三百公里，流经十一个省级行政区。它的流域面积占全国陆地面积的五分之一，"
+    "养育了四亿多人口。沿岸有重庆、武汉、南京和上海等重要城市，航运十分发达。\n"
+    "人们在长江上修建了许多水利工程，其中三峡工程是世界上规模最大的水电站之一。它在防洪、发电和航运方面"
+    "都发挥了重要作用，但也引起了关于生态环境和移民安置的讨论。"
+)
+EN_PARAGRAPH = (
+    "The Yangtze is the longest river in Asia and the third longest in the world. It flows for about six "
+    "thousand kilometres from the glaciers of the Tibetan Plateau to the East China Sea.\n"
+    "The river basin is home to roughly a third of the population of China, and its delta is one of the "
+    "most productive economic regions of the country. Dams, ports and bridges have changed the river, and "
+    "scientists continue to study how these changes affect fish, wetlands and the people who live nearby."
+)
+POEM_ZH = "静夜思\n\n床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。\n\n春晓\n\n春眠不觉晓，\n处处闻啼鸟。\n夜来风雨声，\n花落知多少。"
+TECH_EN = (
+    "## Installing the client\n\nInstall the package with pip and check that the command is on your path. The "
+    "client reads its settings from a file in your home directory, and every option can also be set with an "
+    "environment variable.\n\n```python\nimport json\n\n\ndef load_settings(path):\n    with open(path) as handle:\n"
+    "        return json.load(handle)\n\n\ndef merge(defaults, overrides):\n    result = dict(defaults)\n"
+    "    result.update(overrides)\n    return result\n```\n\nThe function `merge` returns a new dictionary and "
+    "leaves both of its arguments unchanged, which makes it safe to call from several threads at once."
+)
+
+
+def _signals(text: str) -> dict[str, float]:
+    from stages.clean.stage import _spam_regex
+
+    columns = compute_signals([text], _spam_regex(tuple(CFG.spam_patterns)))
+    return {name: float(values[0]) for name, values in columns.items()}
+
+
+def _verdict(text: str, lang: str) -> str | None:
+    signals = {k: np.array([v]) for k, v in _signals(text).items()}
+    reasons, _ = apply_rules(build_rules(CFG.rules, set(SIGNAL_NAMES)), signals, [lang], [None])
+    return reasons[0]
+
+
+# --- tokens and CJK pitfalls -------------------------------------------------------------
+
+def test_han_characters_are_tokens_and_latin_runs_are_words():
+    assert TOKEN_RE.findall("用Python 3.11写代码，很快！") == ["用", "Python", "3", "11", "写", "代", "码", "很", "快"]
+
+
+def test_chinese_is_not_judged_by_english_word_length():
+    signals = _signals(ZH_PARAGRAPH)
+    assert signals["q_mean_word_len"] == 0.0  # no Latin words: Han characters are not "words" of length 1..n
+    assert _verdict(ZH_PARAGRAPH, "zh") is None
+
+
+def test_chinese_terminal_punctuation_counts():
+    assert _signals("第一行结束了。\n第二行呢？\n第三行！\n第四行……")["q_terminal_punct_line_frac"] == 1.0
+    assert _signals("first line.\nsecond line?\nno ending here")["q_terminal_punct_line_frac"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("text,lang", [(ZH_PARAGRAPH, "zh"), (EN_PARAGRAPH, "en"), (POEM_ZH, "zh"),
+                                       (TECH_EN, "en")])
+def test_clean_text_of_every_genre_passes_every_rule(text, lang):
+    assert _verdict(text, lang) is None
+
+
+# --- Kiln's own rules -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,lang,rule", [
+    ("★★★★★☆☆☆☆☆ 好评！★★★★★☆☆☆☆☆ 好评！★★★★★☆☆☆☆☆\n" * 3 + ZH_PARAGRAPH[:80], "zh", "symbol_runs"),
+    ("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!! BIG SALE !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n" + EN_PARAGRAPH[:100], "en",
+     "symbol_runs"),
+    ("加微信领取优惠券，扫码关注公众号！\n限时优惠，立即购买，全场包邮。\n联系电话：13800000000，客服热线全天在线。\n" * 2
+     + ZH_PARAGRAPH[:60], "zh", "spam"),
+    ("Click here to buy now! Limited time offer.\nFree shipping on every order, act now.\n"
+     "Use promo code SAVE50 for 50% off.\nCall now, operators are waiting.\n", "en", "spam"),
+    ("def load(path):\n    pass  # TODO\n\ndef save(data):\n    raise NotImplementedError\n\n"
+     "def merge(a, b):\n    # TODO: implement this function\n    pass\n" + EN_PARAGRAPH[:200], "en", "code_stubs"),
+    (EN_PARAGRAPH.replace("e", "\ufffd")[:400], "en", "mojibake"),
+    ("å¤§å®¶å¥½ï¼Œæ¬¢è¿Žæ\x9d¥åˆ°è¿™é‡Œã€‚" * 10, "zh", "mojibake"),
+    ("鍩轰簬绌洪棿缁熻鐨勬嫨鏍￠琛屼负鐮旂┒锛屾垜浠敹闆嗕簡鏉ヨ嚜瀛︿範鑰呯殑鏍锋湰銆" * 5, "zh", "mojibake_han"),
+    ("Short note.", "en", "too_short"),
+    ("好的。", "zh", "too_short"),
+])
+def test_each_kiln_rule_catches_its_defect(text, lang, rule):
+    assert _verdict(text, lang) == rule
+
+
+def test_one_todo_in_real_code_is_fine():
+    text = TECH_EN.replace("    result.update(overrides)\n", "    # TODO: validate keys\n    result.update(overrides)\n")
+    assert _signals(text)["q_stub_frac"] == 0.0
+    assert _verdict(text, "en") is None
+
+
+def test_markdown_rules_and_laughter_are_not_symbol_runs():
+    text = "Title\n=====\n\n" + EN_PARAGRAPH + "\n\n-----\n\n哈哈哈哈，太好了。" + ZH_PARAGRAPH
+    assert _signals(text)["q_symbol_run_frac"] < 0.02
+
+
+# --- Gopher repetition ------------------------------------------------------------------
+
+def _reference(tokens: list[str], n: int) -> float:
+    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    counts = {g: grams.count(g) for g in set(grams)}
+    total = sum(map(len, tokens))
+    if n <= 4:
+        return max((counts[g] * sum(map(len, g)) for g in counts if counts[g] > 1), default=0) / total
+    covered = [False] * len(tokens)
+    for i, g in enumerate(grams):
+        if counts[g] > 1:
+            covered[i:i + n] = [True] * n
+    return sum(len(t) for t, c in zip(tokens, covered, strict=True) if c) / total
+
+
+def test_batched_repetition_equals_a_per_document_reference():
+    rng = random.Random(3)
+    words = ["river", "长", "江", "data", "模", "型", "the", "of", "a"]
+    docs = [[rng.choice(words) for _ in range(rng.randint(0, 60))] for _ in range(40)]
+    batched = repetition_signals(docs)
+    for i, tokens in enumerate(docs):
+        for n in range(2, 11):
+            name = f"q_top{n}gram_frac" if n <= 4 else f"q_dup{n}gram_frac"
+            expected = _reference(tokens, n) if len(tokens) >= n and tokens else 0.0
+            assert batched[name][i] == pytest.approx(expected), (i, n)
+
+
+def test_repeated_paragraphs_are_caught_in_both_languages():
+    assert _verdict((EN_PARAGRAPH + "\n") * 3, "en") in {"dup_lines", "dup_line_chars", "dup5gram"}
+    assert _verdict((ZH_PARAGRAPH + "\n") * 3, "zh") in {"dup_lines", "dup_line_chars", "dup10gram", "top4gram"}
+
+
+# --- repair -----------------------------------------------------------------------------
+
+def test_repair_fixes_mojibake_and_keeps_cjk_punctuation():
+    original = "中文标点，！？：；（）都应保留。Café naïve “quotes”."
+    assert repair(original.encode("utf-8").decode("latin-1")) == original
+    western = "Café naïve résumé – done"
+    assert repair(western.encode("utf-8").decode("cp1252")) == western
+    assert repair("全角，！？：；（）ＡＢＣ") == "全角，！？：；（）ＡＢＣ"
+
+
+def test_skipping_ftfy_never_changes_the_output():
+    rng = random.Random(11)
+    ranges = [(0x20, 0x7E), (0x2010, 0x2027), (0x3000, 0x303F), (0x3040, 0x30FF), (0x4E00, 0x9FFF),
+              (0xAC00, 0xD7A3), (0xFF01, 0xFFEE), (0xA0, 0xFF), (0x2030, 0x20AC), (9, 10)]
+    skipped = 0
+    for _ in range(30000):
+        text = "".join(chr(rng.randint(*rng.choice(ranges))) for _ in range(rng.randint(1, 30)))
+        if not needs_repair(text):
+            skipped += 1
+            assert ftfy.fix_text(text, config=FTFY_CONFIG) == text, ascii(text)
+    assert skipped > 1000
+    for text in (ZH_PARAGRAPH, EN_PARAGRAPH, POEM_ZH, TECH_EN):
+        assert repair(text) == ftfy.fix_text(text, config=FTFY_CONFIG)
+
+
+# --- language ID ------------------------------------------------------------------------
+
+def test_the_bundled_model_is_loaded_with_the_real_fasttext():
+    import fasttext
+
+    assert bundled_model_path().name == "lid.176.ftz" and bundled_model_path().is_file()
+    assert hasattr(fasttext, "train_supervised"), "fasttext-predict's module has replaced fasttext 0.9.3"
+    assert np.__version__.startswith("2.")
+    (guess,) = identify([EN_PARAGRAPH], None)
+    assert guess.lang == "en" and guess.score > 0.9
+
+
+def test_han_only_poems_are_chinese_and_code_lines_are_ignored():
+    guesses = identify([POEM_ZH, "春眠不觉晓\n处处闻啼鸟\n夜来风雨声\n花落知多少", TECH_EN, ZH_PARAGRAPH], None)
+    assert [accepted_language(g, CFG.lid.thresholds) for g in guesses] == ["zh", "zh", "en", "zh"]
+    assert "import json" not in prose_lines(TECH_EN)
+
+
+def test_other_languages_are_not_accepted():
+    texts = ["Le fleuve Yangtsé est le plus long fleuve d'Asie et traverse toute la Chine.",
+             "今日はとても良い天気なので、公園まで散歩に行きましょう。",
+             "Река Янцзы является самой длинной рекой в Азии и протекает через весь Китай."]
+    assert [accepted_language(g, CFG.lid.thresholds) for g in identify(texts, None)] == [None, None, None]
+
+
+def test_a_missing_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(KilnError, match="not found"):
+        identify(["text"], str(tmp_path / "nope.ftz"))
+
+
+# --- a batch through the stage function ---------------------------------------------------
+
+def test_clean_batch_keeps_drops_and_records():
+    texts = [ZH_PARAGRAPH + "\n发布时间：2023-05-01 10:00", EN_PARAGRAPH, "Bonjour à tous, ceci est un texte français assez long pour la détection.", "Hi."]
+    n = len(texts)
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(range(n), pa.int64()), pa.array([f"s{i}" for i in range(n)]), pa.array(texts, pa.large_string()),
+         pa.array(["src"] * n), category_array(["news"] * n), pa.array([None] * n, pa.string()),
+         pa.array([None] * n, pa.float32()), pa.array(["{}"] * n)],
+        schema=DOC_SCHEMA,
+    )
+    kept, dropped, stats = clean_batch(batch, CFG)
+    assert kept.column("source_id").to_pylist() == ["s0", "s1"]
+    assert kept.column("text")[0].as_py() == ZH_PARAGRAPH
+    assert kept.column("meta")[0].as_py() == '{"timestamps_removed": 1}'
+    assert kept.column("lang").to_pylist() == ["zh", "en"]
+    assert set(dropped) == {"lang"}  # language ID comes first: "Hi." has no language it is sure of
+    assert "fr=" in dropped["lang"].column("signal")[0].as_py()
+    assert sum(stats["dropped_by_rule_lang"]["lang"].values()) == 2
+    assert stats["timestamp_spans_removed"] == 1
+    assert kept.schema.names[-len(SIGNAL_NAMES):] == list(SIGNAL_NAMES)
