@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,27 +72,27 @@ def human_bytes(n: int) -> str:
 
 
 def format_status(rows: list[StageStatus]) -> str:
-    """An aligned plain-text table of the rows."""
-    header = ("stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall")
+    """An aligned plain-text table of the rows, then the drop reasons of each stage."""
+    header = ("stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall", "docs/s")
     lines = [header]
+    reasons = []
     for row in rows:
         if row.state == "missing":
-            lines.append((row.stage, "missing", "", "", "", "", "", ""))
+            lines.append((row.stage, "missing", *[""] * (len(header) - 2)))
             continue
         acc = row.accounting
-        dropped = ", ".join(f"{r}={n:,}" for r, n in sorted(acc.dropped.items(), key=lambda kv: -kv[1])) or "-"
         total = "?" if row.units_total is None else str(row.units_total)
+        rate = f"{acc.docs_in / row.wall_seconds:,.0f}" if row.wall_seconds else ""
         lines.append((
-            row.stage,
-            row.state,
-            f"{row.units_done}/{total}",
-            f"{acc.docs_in:,}",
-            f"{acc.docs_out:,}",
-            f"{sum(acc.dropped.values()):,} ({dropped})" if acc.dropped else "0",
-            human_bytes(row.bytes_out),
-            f"{row.wall_seconds:.1f} s" if row.wall_seconds is not None else "",
+            row.stage, row.state, f"{row.units_done}/{total}", f"{acc.docs_in:,}", f"{acc.docs_out:,}",
+            f"{sum(acc.dropped.values()):,}", human_bytes(row.bytes_out),
+            f"{row.wall_seconds:.1f} s" if row.wall_seconds is not None else "", rate,
         ))
+        if acc.dropped:
+            ranked = sorted(acc.dropped.items(), key=lambda kv: (-kv[1], kv[0]))
+            reasons.append(f"{row.stage} dropped: " + ", ".join(f"{r}={n:,}" for r, n in ranked))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     rendered = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
     rendered.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(rendered)
+    wrapped = [textwrap.fill(line, width=100, subsequent_indent="    ") for line in reasons]
+    return "\n".join(rendered + ([""] + wrapped if wrapped else []))

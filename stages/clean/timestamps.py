@@ -12,7 +12,8 @@ What is removed:
 * a label that introduces one of the above, together with it: ``发布时间：`` ``更新于`` ``发表于``
   ``日期：`` ``Posted on`` ``Date:`` ``Last modified:`` ``time:`` ...; behind a label the value may
   also be ``2023年5月``, ``2023-05``, ``20230501``, ``May 2023`` or a month-day;
-* brackets that held nothing but the removed span: ``[2023-05-01 12:30:05]`` ``(2023-05-01)``.
+* brackets that held nothing but the removed span: ``[2023-05-01 12:30:05]`` ``(2023-05-01)``, also
+  with a trailing verb: ``（2023-05-01更新）``.
 
 Rules for the ambiguous cases:
 
@@ -47,6 +48,7 @@ import re
 
 __all__ = ["scrub_timestamps"]
 
+_SP = r"[ \t\u3000]"
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)(?![A-Za-z])"
@@ -61,23 +63,23 @@ _WEEKDAY_WORDS = frozenset({
 })
 _CUE_WORDS = frozenset({"at", "around", "from", "to", "until", "till", "by", "before", "after", "since", "about"})
 _PERIODS = frozenset({"上午", "下午", "早上", "早晨", "清晨", "中午", "午后", "傍晚", "晚上", "夜里", "夜间", "凌晨"})
-_CN_WEEKDAY = r"(?:[ \t]*[（(]?(?:星期|周|礼拜)[一二三四五六日天][)）]?)"
+_CN_WEEKDAY = rf"(?:{_SP}*[（(]?(?:星期|周|礼拜)[一二三四五六日天][)）]?)"
 _CN_PERIOD = "(?:" + "|".join(sorted(_PERIODS)) + ")"
 
 _CLOCK = r"(?:[01]?\d|2[0-3])[:：][0-5]\d(?:[:：][0-5]\d(?:[.,]\d{1,9})?)?"
-_AMPM = r"[ \t]?[AaPp]\.?[Mm]\.?(?![A-Za-z])"
+_AMPM = rf"{_SP}?[AaPp]\.?[Mm]\.?(?![A-Za-z])"
 _TZ = (
-    r"(?:Z|[ \t]?[+-](?:[01]\d|2[0-3]):?[0-5]\d|[ \t]?(?:UTC|GMT)(?:[+-](?:[01]?\d|2[0-3])(?::?[0-5]\d)?)?"
-    r"|[ \t]?(?:[ECMP][SD]T|CES?T|JST|KST|HKT|SGT|BST))(?![A-Za-z0-9])"
+    rf"(?:Z|{_SP}?[+-](?:[01]\d|2[0-3]):?[0-5]\d|{_SP}?(?:UTC|GMT)(?:[+-](?:[01]?\d|2[0-3])(?::?[0-5]\d)?)?"
+    rf"|{_SP}?(?:[ECMP][SD]T|CES?T|JST|KST|HKT|SGT|BST))(?![A-Za-z0-9])"
 )
-_CN_CLOCK = r"(?:[01]?\d|2[0-4])[点时](?:[ \t]?[0-5]?\d分(?!钟)(?:[0-5]?\d秒)?|半|整)?"
+_CN_CLOCK = rf"(?:[01]?\d|2[0-4])[点时](?:{_SP}?[0-5]?\d分(?!钟)(?:[0-5]?\d秒)?|半|整)?"
 _ANY_TIME = (
-    rf"(?:{_CN_PERIOD}[ \t]?)?"
+    rf"(?:{_CN_PERIOD}{_SP}?)?"
     rf"(?:{_CLOCK}(?:{_AMPM})?(?:{_TZ})?|{_CN_CLOCK}|(?:1[0-2]|0?[1-9]){_AMPM})"
     r"(?![0-9]|[:：.][0-9])"
 )
-_THEN_TIME = rf"(?:(?:T|,?[ \t]+|[ \t]+(?:,[ \t]*|at[ \t]+|@[ \t]*)|@[ \t]*){_ANY_TIME})?"
-_CN_THEN_TIME = rf"{_CN_WEEKDAY}?(?:[ \t]*{_ANY_TIME})?"
+_THEN_TIME = rf"(?:(?:T|,?{_SP}+|{_SP}+(?:,{_SP}*|at{_SP}+|@{_SP}*)|@{_SP}*){_ANY_TIME})?"
+_CN_THEN_TIME = rf"{_CN_WEEKDAY}?(?:{_SP}*{_ANY_TIME})?"
 _MON = r"(?:1[0-2]|0?[1-9])"
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 
@@ -92,21 +94,21 @@ _CORE = re.compile(
     r"[0-9](?<![0-9A-Za-z_./\-][0-9])(?<![0-9][:：][0-9])(?:"
     r"\d{3}(?:"
     rf"(?P<ys>[-/.]){_MON}(?P=ys){_DAY}(?![0-9]|[-/.][0-9]){_THEN_TIME}(?P<ymd>)"  # 2023-05-01, 2023/5/1 12:30
-    rf"|[ \t]*年[ \t]*{_MON}[ \t]*月(?:"
-    rf"[ \t]*{_DAY}[ \t]*[日号]{_CN_THEN_TIME}(?P<cymd>)"  # 2023年5月1日 08:30
-    r"|(?![ \t]*[0-9])(?P<cym>))"  # 2023年5月
+    rf"|{_SP}*年{_SP}*{_MON}{_SP}*月(?:"
+    rf"{_SP}*{_DAY}{_SP}*[日号]{_CN_THEN_TIME}(?P<cymd>)"  # 2023年5月1日 08:30
+    rf"|(?!{_SP}*[0-9])(?P<cym>))"  # 2023年5月
     rf"|[-/.]{_MON}(?![0-9]|[-/.:][0-9])(?P<ym>)"  # 2023-05
     r"|(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
     r"(?:T?(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?)?(?![0-9])(?P<ymd8>)"  # 20230501, 20230501T1230
     rf"|(?![0-9])(?:{_AFTER_MONTH})(?P<year>)"  # (May) 2023
     r")|\d?(?:"
     rf"(?P<ds>[-/.])\d{{1,2}}(?P=ds)\d{{4}}(?![0-9]|[-/.][0-9]){_THEN_TIME}(?P<mdy>)"  # 05/01/2023
-    rf"|[ \t]*月[ \t]*{_DAY}[ \t]*[日号]{_CN_WEEKDAY}?(?:[ \t]*(?P<cmd_time>{_ANY_TIME}))?(?P<cmd>)"  # 5月1日 14:00
-    rf"|(?:st|nd|rd|th)?[ \t]+{_MONTH}\.?,?[ \t]+\d{{4}}(?![0-9]){_THEN_TIME}(?P<dmy>)"  # 1 May 2023
-    rf"|(?:st|nd|rd|th)?,?[ \t]+\d{{4}}(?![0-9]){_THEN_TIME}(?P<dy>)"  # (May) 1, 2023
+    rf"|{_SP}*月{_SP}*{_DAY}{_SP}*[日号]{_CN_WEEKDAY}?(?:{_SP}*(?P<cmd_time>{_ANY_TIME}))?(?P<cmd>)"  # 5月1日 14:00
+    rf"|(?:st|nd|rd|th)?{_SP}+{_MONTH}\.?,?{_SP}+\d{{4}}(?![0-9]){_THEN_TIME}(?P<dmy>)"  # 1 May 2023
+    rf"|(?:st|nd|rd|th)?,?{_SP}+\d{{4}}(?![0-9]){_THEN_TIME}(?P<dy>)"  # (May) 1, 2023
     rf"|[:：][0-5]\d(?P<sec>[:：][0-5]\d(?:[.,]\d{{1,9}})?)?(?P<ap>{_AMPM})?"
-    rf"(?P<tz>{_TZ}|[-–~][ \t]?(?:[01]?\d|2[0-3])[:：][0-5]\d)?(?![0-9]|[:：.][0-9])(?P<hms>)"  # 12:30:05 PM
-    r"|[点时](?P<min>[ \t]?[0-5]?\d分(?!钟)(?:[0-5]?\d秒)?|半|整)?(?P<cnclock>)"  # 3点20分
+    rf"(?P<tz>{_TZ}|[-–~]{_SP}?(?:[01]?\d|2[0-3])[:：][0-5]\d)?(?![0-9]|[:：.][0-9])(?P<hms>)"  # 12:30:05 PM
+    rf"|[点时](?P<min>{_SP}?[0-5]?\d分(?!钟)(?:[0-5]?\d秒)?|半|整)?(?P<cnclock>)"  # 3点20分
     rf"|{_AMPM}(?P<ampm>)"  # 8 pm
     r"))",
     re.ASCII,
@@ -124,7 +126,7 @@ _DIGITS = "0123456789"
 _NUM = re.compile(r"[0-9]+")
 _URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.\-]*://|www\.)[^\s<>\"'，。、；！？（）【】《》「」]+")
 
-_VERSION_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:version|ver\.?|release|v)[ \t]*|==[ \t]*)\Z", re.I)
+_VERSION_BEFORE = re.compile(rf"(?:(?<![A-Za-z])(?:version|ver\.?|release|v){_SP}*|=={_SP}*)\Z", re.I)
 
 _CN_VERBS = frozenset({
     "发布", "发表", "更新", "修改", "编辑", "创建", "上传", "提交", "回复", "录入", "撰写", "出版", "公布", "刊登",
@@ -140,7 +142,7 @@ _EN_QUALIFIERS = frozenset({
 })
 _EN_VERB_LABELS = frozenset({
     "posted", "published", "updated", "modified", "edited", "created", "submitted", "retrieved", "accessed",
-    "uploaded", "revised", "changed",
+    "uploaded", "revised", "changed", "generated",
 })
 _EN_VERB_QUALIFIERS = frozenset({"last"})
 _FIELD_BREAK = frozenset("\n\r|,;，；、•·([{（【<>.!?。！？:：*#-–—")
@@ -148,22 +150,24 @@ _FIELD_BREAK = frozenset("\n\r|,;，；、•·([{（【<>.!?。！？:：*#-–
 _YEAR_FIRST = frozenset({"ymd", "cymd", "cym", "ym", "ymd8", "year"})
 _LABEL_ONLY = frozenset({"cym", "ym", "ymd8"})
 _PAIRS = {"(": ")", "（": "）", "[": "]", "【": "】"}
+_CLOSERS = frozenset(_PAIRS.values())
+_BLANKS = " \t\u3000"
 _SEPS = ",，;；|、·•"
 _DASHES = "-–—"
 _COLONS = ":："
 _JOINERS = frozenset({"", "-", "–", "—", "~", "～", "至", "到", "to"})
-_DEBRIS = " \t\r" + _SEPS + _DASHES + _COLONS + ".。"
+_DEBRIS = _BLANKS + "\r" + _SEPS + _DASHES + _COLONS + ".。"
 
 
 def _skip_blanks(text: str, i: int) -> int:
-    while i > 0 and text[i - 1] in " \t":
+    while i > 0 and text[i - 1] in _BLANKS:
         i -= 1
     return i
 
 
 def _skip_blanks_right(text: str, i: int) -> int:
     n = len(text)
-    while i < n and text[i] in " \t":
+    while i < n and text[i] in _BLANKS:
         i += 1
     return i
 
@@ -245,7 +249,7 @@ def _cn_label(text: str, k: int, colon: bool) -> tuple[int, bool] | None:
     elif tail[-1:] == "于" and text[max(0, k - 3) : k - 1] in _CN_VERBS:
         verb_end = k - 1
     elif colon and tail in _CN_VERBS:
-        return k - 2, False
+        verb_end = k
     else:
         return None
     j = verb_end - 2
@@ -338,7 +342,7 @@ def _accept(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     if s > 1 and text[s - 1] == "[" and (text[s - 2].isalnum() or text[s - 2] in "_)]"):
         return None
     start = s
-    period = s - 1 if s > 0 and text[s - 1] in " \t" else s
+    period = s - 1 if s > 0 and text[s - 1] in _BLANKS else s
     if text[max(0, period - 2) : period] in _PERIODS:
         start = period - 2
         weak = False
@@ -370,12 +374,15 @@ def _find_spans(text: str) -> list[tuple[int, int]]:
             if span is None:
                 pos = s + 1
                 continue
-            found.append(span)
+            start, end = span
+            if text[end : end + 2] in _CN_VERBS and text[end + 2 : end + 3] in _CLOSERS:
+                end += 2
+            found.append((start, end))
             pos = m.end()
     found.sort()
     merged: list[tuple[int, int]] = []
     for s, e in found:
-        if merged and (s <= merged[-1][1] or text[merged[-1][1] : s].strip(" \t") in _JOINERS):
+        if merged and (s <= merged[-1][1] or text[merged[-1][1] : s].strip(_BLANKS) in _JOINERS):
             merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
         else:
             merged.append((s, e))
@@ -386,7 +393,7 @@ def _starts_with_sep(right: str) -> bool:
     if not right:
         return False
     if right[0] in _DASHES:
-        return len(right) == 1 or right[1] in " \t"
+        return len(right) == 1 or right[1] in _BLANKS
     return right[0] in _SEPS
 
 
@@ -394,7 +401,7 @@ def _ends_with_sep(left: str) -> bool:
     if not left:
         return False
     if left[-1] in _DASHES:
-        return len(left) > 1 and left[-2] in " \t"
+        return len(left) > 1 and left[-2] in _BLANKS
     return left[-1] in _SEPS
 
 
@@ -435,8 +442,8 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
         if le < 0:
             le = n
         right = text[e:le]
-        left_core = line.rstrip(" \t")
-        right_core = right.lstrip(" \t")
+        left_core = line.rstrip(_BLANKS)
+        right_core = right.lstrip(_BLANKS)
         lw = len(line) - len(left_core)
         rw = len(right) - len(right_core)
 
@@ -456,9 +463,9 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
         elif not right_core.strip("\r"):
             line = left_core
             if _ends_with_sep(line) or line[-1] in _COLONS:
-                line = line[:-1].rstrip(" \t")
+                line = line[:-1].rstrip(_BLANKS)
         elif (_ends_with_sep(left_core) or left_core[-1] in _COLONS) and _starts_with_sep(right_core) and not (
-            right_core[0] == "|" and left_core.lstrip(" \t").startswith("|")
+            right_core[0] == "|" and left_core.lstrip(_BLANKS).startswith("|")
         ):
             if left_core[-1] in _COLONS:
                 line = left_core[:-1]
