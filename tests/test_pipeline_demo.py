@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from common.cli import read_kept_texts
-from common.demo.truth import expected_ingest_counts, load_truth
+from common.demo.truth import expected_ingest_counts, load_truth, score
 from common.manifest import require_manifest
 from tests.conftest import cli
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> tuple[Path, str]:
     data = tmp_path_factory.mktemp("demo-run")
-    result = cli("-m", "stages", "--demo", "--demo-docs", "1500", "--data-dir", str(data))
+    result = cli("-m", "stages", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
     return data, result.stdout
 
 
@@ -27,7 +27,7 @@ def test_ingest_counts_match_the_ground_truth(demo_run):
     truth = load_truth(data / "demo")
     accounting = require_manifest(data / "ingest").accounting
     expected = expected_ingest_counts(truth)
-    assert accounting.docs_in == len(truth) == 1500
+    assert accounting.docs_in == len(truth) == 3000
     assert accounting.docs_out == expected["ok"]
     assert accounting.dropped == {reason: n for reason, n in expected.items() if reason != "ok" and n}
     kept = read_kept_texts(data / "ingest")
@@ -51,7 +51,7 @@ def test_summary_status_and_eval_truth(demo_run):
     for table in (stdout, cli("-m", "common.cli", "status", str(data)).stdout):
         row = next(line for line in table.splitlines() if line.startswith("ingest"))
         assert row.split()[:2] == ["ingest", "done"]
-        assert row.split()[3:5] == ["1,500", f"{expected_ok:,}"]
+        assert row.split()[3:5] == ["3,000", f"{expected_ok:,}"]
     scored = json.loads(cli("-m", "common.cli", "eval-truth", str(data), "--json").stdout)
     ingest_kinds = {k["kind"]: k for k in scored["kinds"] if k["kind"].startswith("ingest:")}
     assert len(ingest_kinds) == 4 and all(k["rate"] == 1.0 for k in ingest_kinds.values())
@@ -68,6 +68,33 @@ def test_summary_status_and_eval_truth(demo_run):
 def test_rerun_is_a_no_op(demo_run):
     data, _ = demo_run
     before = (data / "ingest" / "_manifest.json").read_bytes()
-    again = cli("-m", "stages", "--demo", "--demo-docs", "1500", "--data-dir", str(data))
+    again = cli("-m", "stages", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
     assert "already done" in again.stderr
     assert (data / "ingest" / "_manifest.json").read_bytes() == before
+
+
+CLEAN_OWNED = ("mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short")
+
+
+def test_clean_meets_the_quality_bar_on_the_ground_truth(demo_run):
+    data, _ = demo_run
+    report = score(load_truth(data / "demo"), read_kept_texts(data / "clean"))
+    for kind in CLEAN_OWNED:
+        assert report.kind(kind).rate >= 0.95, report.format_table()
+    for lang in report.clean:
+        assert lang.rate <= 0.02, f"clean {lang.lang} documents wrongly dropped: {lang.rate:.3f}"
+    repairable = report.kind("mojibake_repairable")
+    assert repairable.rate >= 0.95 and repairable.repaired_exact >= 0.95 * repairable.planted
+    assert report.timestamp_residue <= 0.01
+    assert report.kind("timestamps").rate >= 0.95
+
+
+def test_clean_accounts_for_every_document(demo_run):
+    data, _ = demo_run
+    ingest = require_manifest(data / "ingest").accounting
+    clean = require_manifest(data / "clean")
+    assert clean.accounting.docs_in == ingest.docs_out
+    assert clean.accounting.docs_in == clean.accounting.docs_out + sum(clean.accounting.dropped.values())
+    stats = json.loads((data / "clean" / "_stats.json").read_text())["details"]
+    assert sum(sum(v.values()) for v in stats["dropped_by_rule_lang"].values()) == sum(clean.accounting.dropped.values())
+    assert set(stats["examples"]) == set(clean.accounting.dropped)

@@ -33,7 +33,8 @@ Rules for the ambiguous cases:
 * English labels count (and are removed) when followed by a colon or when they start a field (start
   of a line, or after ``|``, ``,``, ``;``, ``.``, a bracket ...): ``Posted on May 1, 2023`` loses the
   label, ``the video was posted on May 1, 2023`` keeps ``posted on``. Bare 时间/日期 follow the same
-  rule (a space before them also starts a field); compound Chinese labels (发布时间, 更新于 ...) always count.
+  rule (a space before them also starts a field); compound Chinese labels (发布时间, 更新于 ...) always
+  count, a bare verb (``发布：``) only with a colon.
 * Digits are ASCII; full-width digits are expected to be normalised by the text-repair step.
 
 Around each removed span only debris is tidied: a doubled space, a space left before ``,``/``.``,

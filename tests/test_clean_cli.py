@@ -1,0 +1,93 @@
+"""The clean stage through its command line: resume after a kill, refusals, clear errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from common.manifest import require_manifest
+from tests.conftest import REPO, cli
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory) -> Path:
+    """A data dir holding the ingest of a 4,000-record demo corpus split into many shards."""
+    data = tmp_path_factory.mktemp("clean-cli")
+    cli("-m", "common.cli", "demo", str(data / "demo"), "--docs", "4000")
+    cli("-m", "stages.ingest", "--input", str(data / "demo" / "corpus"), "--data-dir", str(data),
+        "--set", "ingest.shard_max_bytes=300000", "--set", "ray.num_cpus=1")
+    return data
+
+
+def _copy_ingest(ingested: Path, target: Path) -> Path:
+    shutil.copytree(ingested / "ingest", target / "ingest")
+    return target
+
+
+def _clean(data: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
+    return cli("-m", "stages.clean", "--data-dir", str(data), "--set", "ray.num_cpus=1", *extra, check=check)
+
+
+def test_sigkill_then_resume_is_byte_identical(ingested: Path, tmp_path: Path):
+    units = len(require_manifest(ingested / "ingest").shards)
+    assert units >= 8
+    killed = _copy_ingest(ingested, tmp_path / "killed")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stages.clean", "--data-dir", str(killed), "--set", "ray.num_cpus=1"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and len(list((killed / "clean" / "_work").glob("unit-*.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    resumed = _clean(killed)
+    found = re.search(rf"resuming clean: (\d+) of {units} units already done", resumed.stderr)
+    assert found and 2 <= int(found.group(1)) < units
+    fresh = _copy_ingest(ingested, tmp_path / "fresh")
+    _clean(fresh)
+    names = ["_manifest.json", *sorted(p.name for p in (fresh / "clean").glob("part-*.arrow"))]
+    for name in names:
+        assert (killed / "clean" / name).read_bytes() == (fresh / "clean" / name).read_bytes(), name
+    for path in (fresh / "clean" / "_excluded").rglob("*.arrow"):
+        twin = killed / "clean" / path.relative_to(fresh / "clean")
+        assert twin.read_bytes() == path.read_bytes(), path
+
+
+def test_missing_input_stage_is_a_clear_error(tmp_path: Path):
+    result = _clean(tmp_path, check=False)
+    assert result.returncode == 2
+    assert "ingest does not exist" in result.stderr and "python -m stages.ingest" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_tampered_input_shard_is_refused(ingested: Path, tmp_path: Path):
+    data = _copy_ingest(ingested, tmp_path)
+    shard = data / "ingest" / require_manifest(data / "ingest").shards[3].path
+    blob = bytearray(shard.read_bytes())
+    blob[len(blob) // 2] ^= 0x40
+    shard.write_bytes(bytes(blob))
+    result = _clean(data, check=False)
+    assert result.returncode == 2
+    assert shard.name in result.stderr and "does not match the manifest" in result.stderr
+    assert not (data / "clean" / "_manifest.json").exists()
+
+
+def test_bad_rule_and_model_settings_are_named(ingested: Path, tmp_path: Path):
+    data = _copy_ingest(ingested, tmp_path)
+    unknown = _clean(data, "--set", "clean.rules.too_short.signal=q_nothing", check=False)
+    assert unknown.returncode == 2 and "clean.rules.too_short: unknown signal 'q_nothing'" in unknown.stderr
+    model = _clean(data, "--force", "--set", f"clean.lid.model_path={tmp_path / 'lid.bin'}", check=False)
+    assert model.returncode == 2 and "language ID model not found" in model.stderr
+    assert "Traceback" not in unknown.stderr + model.stderr
