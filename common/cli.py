@@ -29,6 +29,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from common.report import write_report
+
+    print(write_report(args.data_dir, args.out))
+    return 0
+
+
 def read_kept_texts(stage_dir: Path) -> dict[str, str]:
     """source_id -> text of every document in a finished stage's output (checksums verified)."""
     manifest = require_manifest(stage_dir)
@@ -88,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     truth.add_argument("--truth", type=Path, help="demo folder holding truth.jsonl (default: DATA_DIR/demo)")
     truth.add_argument("--json", action="store_true", help="print the report as JSON")
     truth.set_defaults(func=_cmd_eval_truth)
+
+    report = sub.add_parser("report", help="an HTML page with charts of every finished stage (DATA_DIR/report)")
+    report.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")
+    report.add_argument("--out", type=Path, help="folder for index.html and its PNG charts (default: DATA_DIR/report)")
+    report.set_defaults(func=_cmd_report)
     return parser
 
 

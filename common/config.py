@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,8 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
 }
 
 DEFAULT_SPAM_PATTERNS = [
-    "加微信", "微信号", "加V", "扫码", "扫一扫", "二维码", "关注公众号", "联系电话", "客服热线", "咨询热线",
-    "QQ群", "QQ号", "代开发票", "免费领取", "限时优惠", "限时抢购", "立即购买", "点击购买", "点击领取", "包邮",
+    "加微信", "微信号", "加v", "扫码", "扫一扫", "二维码", "关注公众号", "联系电话", "客服热线", "咨询热线",
+    "qq群", "qq号", "代开发票", "免费领取", "限时优惠", "限时抢购", "立即购买", "点击购买", "点击领取", "包邮",
     "日赚", "月入", "刷单", "博彩", "娱乐城", "开户送", "招商加盟", "代理加盟", "优惠券",
     "click here", "buy now", "order now", "order today", "limited[- ]time offer", "free shipping", "act now",
     "call now", "sign up now", "subscribe now", "earn \\$", "from home", "no credit check", "bad credit",
@@ -129,6 +130,18 @@ class CleanConfig(Section):
     rules: dict[str, RuleConfig] = Field(default_factory=lambda: dict(DEFAULT_RULES))
     batch_rows: int = Field(default=512, ge=1)
     examples_per_rule: int = Field(default=5, ge=0)
+
+    @field_validator("spam_patterns")
+    @classmethod
+    def _valid_patterns(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"{pattern!r} is not a valid regular expression ({err})") from None
+            if pattern != pattern.lower() and not re.search(r"\\[A-Z]", pattern):
+                raise ValueError(f"{pattern!r} has upper-case letters; patterns match lowercased text")
+        return patterns
 
 
 class KilnConfig(Section):

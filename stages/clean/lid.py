@@ -21,6 +21,7 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _KANA_OR_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3]")
 _WORD_CHAR = re.compile(r"[^\W\d_]")
 TOP_K = 5
+CODE_HINTS = ("```", "~~~", "\n    ", "\n\t", "{", "}", "();", " = ", "==", "->", "=>")
 
 
 def bundled_model_path() -> Path:
@@ -51,6 +52,8 @@ def prose_lines(text: str, min_chars: int = 40) -> str:
     Code is left out: fenced blocks, indented lines, and lines that are less than 60 % letters.
     Falls back to the whole text when fewer than ``min_chars`` characters of prose remain.
     """
+    if not any(hint in text for hint in CODE_HINTS):
+        return " ".join(text.split())
     kept = []
     in_fence = False
     for line in text.split("\n"):

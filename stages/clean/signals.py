@@ -30,6 +30,7 @@ STUB_RE = re.compile(
     r"|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
     re.IGNORECASE,
 )
+STUB_HINTS = ("TODO", "todo", "Todo", "mplemented", "Unsupported")
 FUNCTION_RE = re.compile(
     r"^\s*(?:def |async def |function\b|func |fn |pub fn |(?:public|private|protected|static|final|\s)+[\w<>\[\],\s]+\s+\w+\s*\([^)]*\)\s*\{?\s*$)",
     re.MULTILINE,
@@ -103,27 +104,32 @@ def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:
     total_chars = np.bincount(doc_of, weights=lengths, minlength=docs)
     total_chars[total_chars == 0] = 1
     grams = ids.copy()
+    # An n-gram can only repeat where its (n-1)-gram prefix repeats, so each n only looks at
+    # the positions whose shorter gram repeated: exact counts, far fewer to sort.
+    candidates = np.nonzero(position <= sizes[doc_of] - 2)[0]
     for n in range(2, 11):
         count = len(flat) - n + 1
         if count <= 0:
             break
         grams = grams[:count] * np.int64(1_000_003) + ids[n - 1:]
-        valid = np.nonzero(position[:count] <= sizes[doc_of[:count]] - n)[0]
+        candidates = candidates[candidates < count]
+        valid = candidates[position[candidates] <= sizes[doc_of[candidates]] - n]
         if len(valid) == 0:
             break
         occurrences = _occurrences(grams[valid] * np.int64(7919) + doc_of[valid])
         repeated = occurrences > 1
+        candidates = valid[repeated]
         if not repeated.any():
-            continue
+            break
         if n <= 4:
             gram_chars = cumulative[valid + n] - cumulative[valid]
             share = np.zeros(docs)
-            np.maximum.at(share, doc_of[valid[repeated]], (occurrences * gram_chars)[repeated])
+            np.maximum.at(share, doc_of[candidates], (occurrences * gram_chars)[repeated])
             result[f"q_top{n}gram_frac"] = share / total_chars
         else:
             cover = np.zeros(len(flat) + 1, dtype=np.int64)
-            np.add.at(cover, valid[repeated], 1)
-            np.add.at(cover, valid[repeated] + n, -1)
+            np.add.at(cover, candidates, 1)
+            np.add.at(cover, candidates + n, -1)
             covered = np.cumsum(cover[:-1]) > 0
             result[f"q_dup{n}gram_frac"] = np.bincount(doc_of, weights=lengths * covered, minlength=docs) / total_chars
     return result
@@ -159,6 +165,8 @@ def _symbol_run_chars(text: str) -> int:
 
 def _stub_frac(text: str) -> float:
     """Unfinished-stub markers per function defined; 0 below two markers (one TODO is normal)."""
+    if not any(marker in text for marker in STUB_HINTS):
+        return 0.0
     stubs = len(STUB_RE.findall(text))
     if stubs < 2:
         return 0.0
@@ -190,10 +198,11 @@ def document_signals(text: str, tokens: list[str], spam_patterns: re.Pattern | N
         "q_stub_frac": _stub_frac(text),
     }
     if spam_patterns is not None:
-        lines = [line for line in text.split("\n") if line.strip()]
-        spam_lines = sum(1 for line in lines if spam_patterns.search(line))
-        hits = len(spam_patterns.findall(text))
-        signals["q_spam_line_frac"] = spam_lines / (len(lines) or 1) if hits >= 2 else 0.0
+        lowered_text = text.lower()
+        signals["q_spam_line_frac"] = 0.0
+        if len(spam_patterns.findall(lowered_text)) >= 2:
+            lines = [line for line in lowered_text.split("\n") if line.strip()]
+            signals["q_spam_line_frac"] = sum(1 for line in lines if spam_patterns.search(line)) / len(lines)
     signals |= line_signals(text)
     return signals
 

@@ -28,7 +28,8 @@ EXAMPLE_CHARS = 300
 
 @lru_cache(maxsize=4)
 def _spam_regex(patterns: tuple[str, ...]) -> re.Pattern | None:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+    """One regex of the spam patterns, matched against lowercased text."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
 def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict]:
