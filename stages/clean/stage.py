@@ -14,7 +14,7 @@ from common.config import CleanConfig
 from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
-from stages.clean.histograms import signal_histograms
+from common.histograms import signal_histograms
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules

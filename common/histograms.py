@@ -1,4 +1,4 @@
-"""Fixed-bin histograms of every signal per language, small enough to live in _stats.json."""
+"""Fixed-bin histograms of signals per language, small enough to live in a stage's _stats.json."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ FRACTION_BINS = 50
 
 
 def bin_edges(signal: str) -> np.ndarray:
-    """The left edges of a signal's bins: log-spaced for counts, linear otherwise."""
+    """The left edges of a signal's bins: a zero bin, then log-spaced edges (fine near small
+    thresholds such as 0.002, coarse where nothing is decided)."""
     if signal in COUNT_SIGNALS:
-        return np.concatenate(([0.0], np.logspace(0, 6, 49)))
+        return np.concatenate(([0.0], np.logspace(0, 6, FRACTION_BINS - 1)))
     upper = WIDE_SIGNALS.get(signal, 1.0)
-    return np.linspace(0.0, upper, FRACTION_BINS, endpoint=False)
+    return np.concatenate(([0.0], np.logspace(-4, np.log10(upper), FRACTION_BINS - 1, endpoint=False)))
 
 
 def signal_histograms(signals: dict[str, np.ndarray], langs: list[str]) -> dict[str, dict[str, dict[str, int]]]:

@@ -1,0 +1,360 @@
+"""`kiln report`: a static HTML page with PNG charts of what each finished stage of a run did."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from common.errors import KilnError
+from common.manifest import STATS_NAME, Manifest, read_manifest
+from common.shards import atomic_write_bytes
+from common.status import StageStatus, human_bytes, stage_status
+from common.histograms import COUNT_SIGNALS, bin_edges
+
+REPORT_DIR = "report"
+MAIN_LANGS = ("zh", "en")
+OTHER = "other"
+LANG_COLORS = {"zh": "#d62728", "en": "#1f77b4", OTHER: "#8c8c8c"}
+EXAMPLES_PER_RULE = 3
+EXAMPLE_CHARS = 240
+LID_REASON = "lang"
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .92em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.meta { color: #555; font-size: .92em; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: .8em; }
+img { max-width: 100%; border: 1px solid #eee; }
+.ex { border-left: 3px solid #ccc; margin: .5em 0; padding: .2em .8em; background: #fafafa; }
+.ex pre { white-space: pre-wrap; word-break: break-word; margin: .3em 0; font-size: .9em; }
+.missing { color: #999; } .partial { color: #b36b00; } .done { color: #2a7d2a; }
+"""
+
+
+@dataclass
+class StageData:
+    """A finished stage as a report section sees it: its manifest, its `_stats.json`, where charts go."""
+
+    name: str
+    manifest: Manifest
+    stats: dict
+    out_dir: Path
+
+    @property
+    def details(self) -> dict:
+        """The stage's own statistics (`_stats.json` "details")."""
+        return self.stats.get("details") or {}
+
+    def chart(self, fig: Figure, name: str, alt: str) -> str:
+        """Save ``fig`` as ``<stage>-<name>.png`` next to the page; returns the <img> tag showing it."""
+        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{self.name}-{name}") + ".png"
+        FigureCanvasAgg(fig)
+        fig.savefig(self.out_dir / filename, dpi=100, metadata={"Software": None})
+        fig.clear()
+        return f'<img src="{_e(filename)}" alt="{_e(alt)}">'
+
+
+Section = Callable[[StageData], str]
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(header: list[str], rows: list[list[object]], numeric: Collection[int] = ()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
+                         for i, c in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _docs_per_second(docs: int, seconds: float | None) -> str:
+    return f"{docs / seconds:,.0f}" if seconds else ""
+
+
+def _status_table(rows: list[StageStatus]) -> str:
+    header = ["stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall", "docs/s"]
+    body = []
+    for row in rows:
+        state = f'<span class="{_e(row.state)}">{_e(row.state)}</span>'
+        if row.state == "missing":
+            body.append(f"<tr><td>{_e(row.stage)}</td><td>{state}</td>" + "<td></td>" * 7 + "</tr>")
+            continue
+        acc = row.accounting
+        dropped = sum(acc.dropped.values())
+        reasons = ", ".join(f"{r}={n:,}" for r, n in sorted(acc.dropped.items(), key=lambda kv: -kv[1]))
+        total = "?" if row.units_total is None else str(row.units_total)
+        cells = [
+            f"{row.units_done}/{total}", f"{acc.docs_in:,}", f"{acc.docs_out:,}",
+            f"{dropped:,} ({reasons})" if reasons else "0", human_bytes(row.bytes_out),
+            f"{row.wall_seconds:.1f} s" if row.wall_seconds is not None else "",
+            _docs_per_second(acc.docs_in, row.wall_seconds),
+        ]
+        link = f'<a href="#{_e(row.stage)}">{_e(row.stage)}</a>' if row.state == "done" else _e(row.stage)
+        body.append(f"<tr><td>{link}</td><td>{state}</td>"
+                    + "".join(f"<td>{_e(c)}</td>" if i == 3 else f'<td class="n">{_e(c)}</td>'
+                              for i, c in enumerate(cells)) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in header)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _run_facts(stage: StageData) -> str:
+    stats, acc = stage.stats, stage.manifest.accounting
+    units = stats.get("units") or {}
+    facts = [f"code {stage.manifest.code_version}"]
+    if "wall_seconds" in stats:
+        facts.append(f"wall {stats['wall_seconds']:.1f} s ({_docs_per_second(acc.docs_in, stats['wall_seconds'])} docs/s)")
+    if units:
+        facts.append(f"{units.get('total', '?')} units ({units.get('run', '?')} run, {units.get('resumed', 0)} resumed)")
+    if "unit_seconds" in stats:
+        facts.append(f"{stats['unit_seconds']:.1f} s in units")
+    if "started_at" in stats:
+        facts.append(f"started {stats['started_at']}")
+    host = stats.get("host") or {}
+    if host:
+        facts.append(f"host {host.get('hostname', '?')} ({host.get('cpu_count', '?')} CPUs)")
+    return f'<p class="meta">{_e(" · ".join(facts))}</p>'
+
+
+def _accounting_section(stage: StageData) -> str:
+    """The generic section: run facts and documents in / out / dropped by reason as a bar chart."""
+    acc = stage.manifest.accounting
+    reasons = sorted(acc.dropped.items(), key=lambda kv: (-kv[1], kv[0]))
+    labels = ["in", "out", *(f"dropped: {r}" for r, _ in reasons)]
+    values = [acc.docs_in, acc.docs_out, *(n for _, n in reasons)]
+    colors = ["#7f7f7f", "#2ca02c", *["#d62728"] * len(reasons)]
+    fig = Figure(figsize=(8, 1.3 + 0.32 * len(labels)), layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(len(labels))
+    bars = ax.barh(y, values, color=colors)
+    ax.bar_label(bars, labels=[f"{v:,}" for v in values], padding=3, fontsize=9)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.margins(x=0.12)
+    ax.set_xlabel("documents")
+    ax.set_title(f"{stage.name}: documents in, out and dropped by reason")
+    img = stage.chart(fig, "accounting", f"{stage.name} accounting")
+    share = [[r, f"{n:,}", f"{100 * n / acc.docs_in:.2f} %" if acc.docs_in else ""] for r, n in reasons]
+    rows = [["in", f"{acc.docs_in:,}", ""], ["out", f"{acc.docs_out:,}",
+            f"{100 * acc.docs_out / acc.docs_in:.2f} %" if acc.docs_in else ""], *share]
+    return _run_facts(stage) + img + _table(["", "documents", "of in"], rows, numeric={1, 2})
+
+
+def _ingest_section(stage: StageData) -> str:
+    """Accounting plus the input files read, by format."""
+    by_format: dict[str, list[int]] = {}
+    for info in stage.manifest.input.get("files", []):
+        entry = by_format.setdefault(str(info.get("format", "?")), [0, 0])
+        entry[0] += 1
+        entry[1] += int(info.get("bytes", 0))
+    rows = [[fmt, f"{n:,}", human_bytes(size)] for fmt, (n, size) in sorted(by_format.items())]
+    files = "<h3>Input files</h3>" + _table(["format", "files", "bytes"], rows, numeric={1, 2}) if rows else ""
+    return _accounting_section(stage) + files
+
+
+def _fold(counts: dict[str, int]) -> dict[str, int]:
+    folded = dict.fromkeys((*MAIN_LANGS, OTHER), 0)
+    for lang, n in counts.items():
+        folded[lang if lang in MAIN_LANGS else OTHER] += int(n)
+    return folded
+
+
+def _drops_chart(stage: StageData, by_rule: dict[str, dict[str, int]]) -> str:
+    folded = {rule: _fold(langs) for rule, langs in by_rule.items()}
+    rules = sorted(folded, key=lambda r: (-sum(folded[r].values()), r))
+    fig = Figure(figsize=(8, 1.5 + 0.32 * len(rules)), layout="constrained")
+    ax = fig.add_subplot()
+    y = np.arange(len(rules))
+    left = np.zeros(len(rules))
+    for lang in (*MAIN_LANGS, OTHER):
+        counts = np.array([folded[r][lang] for r in rules], dtype=float)
+        ax.barh(y, counts, left=left, color=LANG_COLORS[lang], label=lang)
+        left += counts
+    for i, total in enumerate(left):
+        ax.annotate(f"{int(total):,}", (total, i), xytext=(3, 0), textcoords="offset points", va="center", fontsize=9)
+    ax.set_yticks(y, [f"{r} (language ID)" if r == LID_REASON else r for r in rules])
+    ax.invert_yaxis()
+    ax.margins(x=0.1)
+    ax.set_xlabel("documents dropped")
+    ax.set_title(f"{stage.name}: documents dropped per rule, by language")
+    ax.legend(title="language", loc="lower right")
+    return stage.chart(fig, "drops-by-rule-lang", "documents dropped per rule, by language")
+
+
+def _thresholds(rules: dict[str, dict], signal: str) -> list[tuple[str, float, list[str]]]:
+    """(min|max, value, languages) of the enabled rules on ``signal``, languages sharing a value merged."""
+    grouped: dict[tuple[str, float], list[str]] = {}
+    for rule in rules.values():
+        if rule.get("signal") != signal or not rule.get("enabled", True):
+            continue
+        for kind in ("min", "max"):
+            for lang, value in (rule.get(kind) or {}).items():
+                grouped.setdefault((kind, float(value)), []).append(lang)
+    return [(kind, value, sorted(langs)) for (kind, value), langs in sorted(grouped.items())]
+
+
+def _binned(signal: str, per_lang: dict[str, dict[str, int]]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """All bin edges (left edges plus the last right edge) and the counts per folded language."""
+    edges = bin_edges(signal)
+    last = edges[-1] * edges[-1] / edges[-2]
+    counts = {lang: np.zeros(len(edges)) for lang in (*MAIN_LANGS, OTHER)}
+    for lang, bins in per_lang.items():
+        target = counts[lang if lang in MAIN_LANGS else OTHER]
+        for key, n in bins.items():
+            target[np.abs(edges - float(key)).argmin()] += n
+    return np.append(edges, last), counts
+
+
+def _histogram_chart(stage: StageData, signal: str, per_lang: dict, rules: dict[str, dict]) -> str:
+    edges, counts = _binned(signal, per_lang)
+    thresholds = _thresholds(rules, signal)
+    names = [name for name, rule in rules.items() if rule.get("signal") == signal and rule.get("enabled", True)]
+    fig = Figure(figsize=(7.2, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    for lang, values in counts.items():
+        if values.sum():
+            ax.stairs(values, edges, color=LANG_COLORS[lang], linewidth=1.6, label=f"{lang} (n={int(values.sum()):,})")
+    for kind, value, langs in thresholds:
+        color = LANG_COLORS[langs[0]] if len(langs) == 1 and langs[0] in LANG_COLORS else "black"
+        who = "all languages" if langs == ["*"] else ", ".join(langs)
+        ax.axvline(value, color=color, linestyle="--" if kind == "max" else ":", linewidth=2,
+                   label=f"{kind} {value:g} ({who})")
+    total = sum(counts.values())
+    occupied = np.nonzero(total)[0]
+    upper = edges[occupied.max() + 1] if occupied.size else edges[1]
+    if thresholds:
+        highest = max(value for _, value, _ in thresholds)
+        upper = max(upper, highest * (2 if signal in COUNT_SIGNALS else 1.15))
+    linear_below = edges[1]
+    ax.set_xscale("symlog", linthresh=linear_below, linscale=0.4)
+    ax.set_xlabel(f"{signal} (log scale; 0 to {linear_below:g} linear)")
+    ax.set_xlim(0, min(upper, edges[-1]))
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.7)
+    ax.set_ylabel("documents (log scale)")
+    ax.set_title(f"{signal}  [rule: {', '.join(names)}]", fontsize=11)
+    fig.legend(loc="outside right upper", fontsize=8)
+    return stage.chart(fig, f"hist-{signal}", f"histogram of {signal} per language with its thresholds")
+
+
+def _bounds_text(bounds: dict[str, float]) -> str:
+    return ", ".join(f"{lang} {float(v):g}" for lang, v in sorted(bounds.items()))
+
+
+def _clean_section(stage: StageData) -> str:
+    """Accounting, drops per rule and language, signal histograms with thresholds, example drops."""
+    details = stage.details
+    config = stage.manifest.config
+    rules: dict[str, dict] = config.get("rules") or {}
+    parts = [_accounting_section(stage)]
+
+    docs_by_lang, kept_by_lang = details.get("docs_by_lang") or {}, details.get("kept_by_lang") or {}
+    if docs_by_lang:
+        langs = sorted(docs_by_lang, key=lambda lang: (-docs_by_lang[lang], lang))
+        rows = []
+        for lang in langs:
+            docs, kept = docs_by_lang[lang], kept_by_lang.get(lang, 0)
+            rows.append([lang, f"{docs:,}", f"{kept:,}", f"{docs - kept:,}", f"{100 * kept / docs:.1f} %" if docs else ""])
+        parts.append("<h3>Documents per language</h3>"
+                     + _table(["language", "docs", "kept", "dropped", "kept share"], rows, numeric={1, 2, 3, 4}))
+    parts.append(f'<p>Repaired documents: <b>{details.get("repaired", 0):,}</b> · '
+                 f'timestamp spans removed: <b>{details.get("timestamp_spans_removed", 0):,}</b></p>')
+
+    by_rule: dict[str, dict[str, int]] = details.get("dropped_by_rule_lang") or {}
+    parts.append("<h3>Drops per rule</h3>")
+    if by_rule:
+        parts.append(_drops_chart(stage, by_rule))
+    lid = (config.get("lid") or {}).get("thresholds") or {}
+    rows = []
+    for name in [LID_REASON, *rules, *sorted(set(by_rule) - set(rules) - {LID_REASON})]:
+        rule = rules.get(name, {})
+        folded = _fold(by_rule.get(name, {}))
+        signal = "language ID score" if name == LID_REASON else rule.get("signal", "")
+        low = _bounds_text(lid) if name == LID_REASON else _bounds_text(rule.get("min") or {})
+        enabled = "yes" if name == LID_REASON or rule.get("enabled", True) else "no"
+        rows.append([name, signal, low, _bounds_text(rule.get("max") or {}), enabled,
+                     f"{sum(folded.values()):,}", *(f"{folded[lang]:,}" for lang in (*MAIN_LANGS, OTHER))])
+    parts.append(_table(["rule", "signal", "min", "max", "enabled", "dropped", *MAIN_LANGS, OTHER], rows,
+                        numeric={5, 6, 7, 8}))
+
+    histograms: dict = details.get("histograms") or {}
+    signals = list(dict.fromkeys(r["signal"] for r in rules.values() if r.get("enabled", True) and "signal" in r))
+    if signals:
+        parts.append("<h3>Signals of the rules, per language</h3>"
+                     '<p class="meta">Every document that reached the rules, from the fixed bins in _stats.json '
+                     "(log-spaced for counts, 50 linear bins otherwise; a threshold finer than a bin falls inside "
+                     "it). Dashed line: max, dotted line: min; languages other than zh and en are folded into "
+                     "&ldquo;other&rdquo;.</p>")
+        charts = [_histogram_chart(stage, s, histograms[s], rules) for s in signals if s in histograms]
+        parts.append('<div class="grid">' + "".join(charts) + "</div>")
+        absent = [s for s in signals if s not in histograms]
+        if absent:
+            parts.append(f'<p class="meta">No histogram recorded for: {_e(", ".join(absent))}</p>')
+
+    examples: dict[str, list[dict]] = details.get("examples") or {}
+    if examples:
+        parts.append("<h3>Examples of dropped documents</h3>")
+        for name in sorted(examples, key=lambda r: (r != LID_REASON, list(rules).index(r) if r in rules else len(rules), r)):
+            parts.append(f"<h4>{_e(name)}</h4>")
+            for ex in examples[name][:EXAMPLES_PER_RULE]:
+                text = str(ex.get("text", ""))
+                text = text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + "…"
+                parts.append(f'<div class="ex"><div class="meta">{_e(ex.get("source_id", ""))} · '
+                             f'{_e(ex.get("lang", ""))} · {_e(ex.get("signal", ""))}</div><pre>{_e(text)}</pre></div>')
+    return "".join(parts)
+
+
+SECTIONS: dict[str, Section] = {
+    "ingest": _ingest_section,
+    "clean": _clean_section,
+}
+"""Stage name -> function rendering its section, in page order; other finished stages get the accounting section."""
+
+
+def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
+    """Write ``index.html`` and its PNG charts to ``out_dir`` (default DATA_DIR/report); returns the page's path."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise KilnError(f"{data_dir} does not exist (run `make data DATA_DIR={data_dir}` first)")
+    rows = stage_status(data_dir)
+    finished = [row.stage for row in rows if row.state == "done"]
+    if not finished:
+        raise KilnError(f"no finished stage under {data_dir}: nothing to report (see `kiln status {data_dir}`)")
+    out_dir = Path(out_dir) if out_dir is not None else data_dir / REPORT_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    order = [name for name in SECTIONS if name in finished] + [name for name in finished if name not in SECTIONS]
+    sections = []
+    for name in order:
+        stage_dir = data_dir / name
+        stats_file = stage_dir / STATS_NAME
+        stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+        stage = StageData(name, read_manifest(stage_dir), stats, out_dir)
+        body = SECTIONS.get(name, _accounting_section)(stage)
+        sections.append(f'<section id="{_e(name)}"><h2>{_e(name)}</h2>{body}</section>')
+
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Kiln report: {_e(data_dir)}</title><style>{CSS}</style></head><body>"
+        f"<h1>Kiln report</h1><p class=\"meta\">run root {_e(data_dir.resolve())}</p>"
+        f"<h2>Status</h2>{_status_table(rows)}{''.join(sections)}</body></html>\n"
+    )
+    path = out_dir / "index.html"
+    atomic_write_bytes(path, page.encode("utf-8"))
+    return path

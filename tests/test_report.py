@@ -1,0 +1,159 @@
+"""`kiln report` on a hand-written run root: pages, charts, thresholds, escaping and CLI errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from common.cli import main
+from common.report import write_report
+from common.histograms import signal_histograms
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+HOST = {"hostname": "test", "cpu_count": 2, "python": "3.11.7", "platform": "Linux", "ray": {"mode": "local"}}
+RULES = {
+    "too_short": {"signal": "q_tokens", "min": {"*": 20.0}, "max": {}, "enabled": True},
+    "dup_lines": {"signal": "q_dup_line_frac", "min": {}, "max": {"en": 0.3, "zh": 0.287}, "enabled": True},
+    "mean_word_length": {"signal": "q_mean_word_len", "min": {"en": 3.0}, "max": {"en": 10.0}, "enabled": True},
+}
+DROPPED = {"lang": {"fr": 4, "en": 1}, "too_short": {"zh": 6, "en": 3}, "dup_lines": {"zh": 2, "en": 1},
+           "mean_word_length": {"en": 2}}
+SCRIPT = "<script>alert('x')</script>"
+
+
+def _shard(path: str, rows: int) -> dict:
+    return {"path": path, "rows": rows, "bytes": 1000 + rows, "sha256": "0" * 64}
+
+
+def _write_stage(root: Path, stage: str, accounting: dict, config: dict, input: dict, details: dict) -> None:
+    stage_dir = root / stage
+    stage_dir.mkdir(parents=True)
+    manifest = {
+        "stage": stage, "complete": True, "code_version": "0.1.0+abc", "fingerprint": "f" * 64, "config": config,
+        "input": input, "accounting": accounting, "shards": [_shard("part-00000.arrow", accounting["out"])],
+        "excluded": {r: [_shard(f"_excluded/{r}/part-00000.arrow", n)] for r, n in accounting["dropped"].items()},
+    }
+    stats = {
+        "stage": stage, "accounting": accounting, "bytes_out": 1000, "wall_seconds": 2.5,
+        "started_at": "2026-01-01T00:00:00+00:00", "units": {"total": 1, "run": 1, "resumed": 0},
+        "unit_seconds": 2.0, "host": HOST,
+        "per_unit": [{"docs_in": accounting["in"], "docs_out": accounting["out"], "dropped": accounting["dropped"],
+                      "index": 0, "seconds": 2.0}],
+        "details": details,
+    }
+    (stage_dir / "_manifest.json").write_text(json.dumps(manifest, indent=2))
+    (stage_dir / "_stats.json").write_text(json.dumps(stats, indent=2, ensure_ascii=False))
+
+
+def _clean_details() -> dict:
+    rng = np.random.default_rng(0)
+    langs = ["zh"] * 60 + ["en"] * 50 + ["fr"] * 4
+    signals = {
+        "q_tokens": rng.lognormal(4, 1.2, len(langs)).round(),
+        "q_dup_line_frac": rng.beta(1, 8, len(langs)),
+        "q_mean_word_len": rng.normal(5, 1.5, len(langs)).clip(0),
+    }
+    return {
+        "docs_by_lang": {"zh": 60, "en": 50, "fr": 4},
+        "kept_by_lang": {"zh": 52, "en": 43},
+        "dropped_by_rule_lang": DROPPED,
+        "repaired": 7,
+        "timestamp_spans_removed": 13,
+        "examples": {
+            "too_short": [{"source_id": "doc-1", "lang": "en", "signal": "q_tokens=3 (min 20, lang en)",
+                           "text": f"Read more {SCRIPT}"}],
+            "dup_lines": [{"source_id": "doc-2", "lang": "zh", "signal": "q_dup_line_frac=0.5 (max 0.287, lang zh)",
+                           "text": "重复的行\n重复的行\n" + "长" * 1000}],
+        },
+        "histograms": signal_histograms(signals, langs),
+    }
+
+
+@pytest.fixture(scope="module")
+def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("run")
+    _write_stage(root, "ingest", {"in": 120, "out": 114, "dropped": {"bad_json": 4, "empty_text": 2}},
+                 {"input": ["corpus"]}, {"files": [{"name": "corpus/a.jsonl", "format": "jsonl", "bytes": 5000}]}, {})
+    clean_dropped = {rule: sum(langs.values()) for rule, langs in DROPPED.items()}
+    _write_stage(root, "clean", {"in": 114, "out": 95, "dropped": clean_dropped},
+                 {"lid": {"model_path": None, "thresholds": {"zh": 0.5, "en": 0.65}}, "rules": RULES},
+                 {"stage": "ingest", "manifest_sha256": "a" * 64}, _clean_details())
+    _write_stage(root, "dedup", {"in": 95, "out": 90, "dropped": {"near_dup": 5}}, {},
+                 {"stage": "clean", "manifest_sha256": "b" * 64}, {})
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(run_root: Path) -> tuple[Path, str]:
+    path = write_report(run_root)
+    return path, path.read_text(encoding="utf-8")
+
+
+def test_page_and_charts(run_root: Path, report: tuple[Path, str]) -> None:
+    path, page = report
+    assert path == run_root / "report" / "index.html"
+    linked = re.findall(r'<img src="([^"]+)"', page)
+    assert linked
+    assert sorted(linked) == sorted(p.name for p in path.parent.glob("*.png"))
+    for name in linked:
+        blob = (path.parent / name).read_bytes()
+        assert blob.startswith(PNG_SIGNATURE) and len(blob) > 5000, name
+    for name in ("ingest-accounting.png", "clean-accounting.png", "dedup-accounting.png",
+                 "clean-drops-by-rule-lang.png", *(f"clean-hist-{r['signal']}.png" for r in RULES.values())):
+        assert name in linked
+    assert "http" not in page and "<script" not in page
+
+
+def test_sections_in_order(report: tuple[Path, str]) -> None:
+    _, page = report
+    positions = [page.index(f'<section id="{stage}">') for stage in ("ingest", "clean", "dedup")]
+    assert positions == sorted(positions)
+    assert "near_dup" in page
+    for stage in ("mix", "tokenize"):
+        assert f'<section id="{stage}">' not in page
+        assert f"<td>{stage}</td>" in page
+
+
+def test_clean_rules_thresholds_and_counts(report: tuple[Path, str]) -> None:
+    _, page = report
+    table = page[page.index("<h3>Drops per rule</h3>"):].split("</table>")[0]
+    rows = dict(re.findall(r"<tr><td>([a-z_]+)</td>(.*?)</tr>", table))
+    for rule, langs in DROPPED.items():
+        assert f'<td class="n">{sum(langs.values()):,}</td>' in rows[rule], rule
+    assert "* 20" in rows["too_short"]
+    assert "en 0.3, zh 0.287" in rows["dup_lines"]
+    assert "en 3" in rows["mean_word_length"] and "en 10" in rows["mean_word_length"]
+    assert "en 0.65, zh 0.5" in rows["lang"]
+    assert "Repaired documents: <b>7</b>" in page and "timestamp spans removed: <b>13</b>" in page
+
+
+def test_examples_escaped_and_truncated(report: tuple[Path, str]) -> None:
+    _, page = report
+    assert SCRIPT not in page
+    assert "Read more &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "长" * 200 in page and "长" * 1000 not in page
+
+
+def test_no_pyplot_figures_left(run_root: Path, tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    write_report(run_root, tmp_path / "out")
+    assert plt.get_fignums() == before
+
+
+def test_cli(run_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run_root), "--out", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "r" / "index.html")
+
+    assert main(["report", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere does not exist" in err and "Traceback" not in err
+
+    (tmp_path / "empty" / "clean").mkdir(parents=True)
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    assert "no finished stage" in capsys.readouterr().err
