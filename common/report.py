@@ -14,10 +14,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from common.errors import KilnError
+from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
 from common.shards import atomic_write_bytes
 from common.status import StageStatus, human_bytes, stage_status
-from common.histograms import COUNT_SIGNALS, bin_edges
 
 REPORT_DIR = "report"
 MAIN_LANGS = ("zh", "en")

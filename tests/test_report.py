@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from common.cli import main
-from common.report import write_report
 from common.histograms import signal_histograms
+from common.report import write_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOST = {"hostname": "test", "cpu_count": 2, "python": "3.11.7", "platform": "Linux", "ray": {"mode": "local"}}

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from common.config import CleanConfig
+from common.histograms import signal_histograms
 from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
-from common.histograms import signal_histograms
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
