@@ -15,7 +15,7 @@ from common.schema import DOC_SCHEMA, category_array
 from stages.clean.lid import accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import SIGNAL_NAMES, TOKEN_RE, compute_signals, repetition_signals
+from stages.clean.signals import SIGNAL_NAMES, TOKEN_RE, compute_signals, repetition_signals, spam_matcher
 from stages.clean.stage import clean_batch
 
 CFG = load_config().clean
@@ -45,9 +45,7 @@ TECH_EN = (
 
 
 def _signals(text: str) -> dict[str, float]:
-    from stages.clean.stage import _spam_regex
-
-    columns = compute_signals([text], _spam_regex(tuple(CFG.spam_patterns)))
+    columns = compute_signals([text], spam_matcher(tuple(CFG.spam_patterns)))
     return {name: float(values[0]) for name, values in columns.items()}
 
 
@@ -168,6 +166,15 @@ def test_skipping_ftfy_never_changes_the_output():
     assert skipped > 1000
     for text in (ZH_PARAGRAPH, EN_PARAGRAPH, POEM_ZH, TECH_EN):
         assert repair(text) == ftfy.fix_text(text, config=FTFY_CONFIG)
+
+
+def test_line_by_line_repair_equals_ftfy_on_the_whole_text():
+    rng = random.Random(5)
+    pieces = ["abc ", "中文", "\n", "\r\n", "\r", "&amp;", "<b>", "Ã©", "â€œ", "\u2028", "\x85", "é", "\u0301",
+              "ﬁ", "\ufffd", "  ", "\t", "&lt;", "\n\n", "Ã¤Â¸Â­"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+        assert repair(text) == ftfy.fix_text(text, config=FTFY_CONFIG), ascii(text)
 
 
 # --- language ID ------------------------------------------------------------------------

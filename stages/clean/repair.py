@@ -26,8 +26,29 @@ def needs_repair(text: str) -> bool:
     return _NEEDS_FTFY.search(text) is not None
 
 
+_NO_HTML_UNESCAPE = FTFY_CONFIG._replace(unescape_html=False)
+
+
+def _lines(text: str) -> list[str]:
+    """The text cut after each "\\n" (ftfy's own segments; no other line breaks)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
 def repair(text: str) -> str:
-    """ftfy.fix_text with Kiln's settings, run only where it can change something."""
+    """ftfy.fix_text with Kiln's settings, run only on the lines where it can change something.
+
+    ftfy fixes text line by line, and once a line holding "<" has been seen it stops unescaping
+    HTML entities for the rest of the text; doing the same here gives identical output.
+    """
     if not needs_repair(text):
         return text
-    return ftfy.fix_text(text, config=FTFY_CONFIG)
+    out = []
+    seen_markup = False
+    for line in _lines(text):
+        if needs_repair(line):
+            out.append(ftfy.fix_text(line, config=_NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG))
+        else:
+            out.append(line)
+        seen_markup = seen_markup or "<" in line
+    return "".join(out)

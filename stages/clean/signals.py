@@ -173,7 +173,31 @@ def _stub_frac(text: str) -> float:
     return stubs / max(len(FUNCTION_RE.findall(text)), 1)
 
 
-def document_signals(text: str, tokens: list[str], spam_patterns: re.Pattern | None = None) -> dict[str, float]:
+class SpamMatcher:
+    """Counts matches of the configured spam patterns in lowercased text.
+
+    Plain-literal patterns (most of them) are counted with ``str.count``; only the patterns that
+    use regex syntax go through one compiled alternation.
+    """
+
+    def __init__(self, patterns: tuple[str, ...]):
+        self.literals = tuple(p for p in patterns if re.escape(p) == p.replace(" ", "\\ "))
+        others = [p for p in patterns if p not in self.literals]
+        self.regex = re.compile("|".join(f"(?:{p})" for p in others)) if others else None
+
+    def hits(self, lowered: str) -> int:
+        """Matches in ``lowered`` (literals may overlap each other; each is counted)."""
+        count = sum(lowered.count(literal) for literal in self.literals)
+        return count + (len(self.regex.findall(lowered)) if self.regex else 0)
+
+
+@functools.lru_cache(maxsize=4)
+def spam_matcher(patterns: tuple[str, ...]) -> SpamMatcher | None:
+    """A cached matcher for the configured patterns (None when there are none)."""
+    return SpamMatcher(patterns) if patterns else None
+
+
+def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = None) -> dict[str, float]:
     """The per-document (non-repetition) q_* signals of one document and its tokens."""
     han = HAN_RE.findall(text)
     latin_words = LATIN_WORD_RE.findall(text)
@@ -197,19 +221,19 @@ def document_signals(text: str, tokens: list[str], spam_patterns: re.Pattern | N
         "q_rare_han_frac": (len(han) - sum(map(common_han().__contains__, han))) / len(han) if len(han) >= 20 else 0.0,
         "q_stub_frac": _stub_frac(text),
     }
-    if spam_patterns is not None:
+    if spam is not None:
         lowered_text = text.lower()
         signals["q_spam_line_frac"] = 0.0
-        if len(spam_patterns.findall(lowered_text)) >= 2:
+        if spam.hits(lowered_text) >= 2:
             lines = [line for line in lowered_text.split("\n") if line.strip()]
-            signals["q_spam_line_frac"] = sum(1 for line in lines if spam_patterns.search(line)) / len(lines)
+            signals["q_spam_line_frac"] = sum(1 for line in lines if spam.hits(line)) / len(lines)
     signals |= line_signals(text)
     return signals
 
 
-def compute_signals(texts: list[str], spam_patterns: re.Pattern | None = None) -> dict[str, np.ndarray]:
+def compute_signals(texts: list[str], spam: SpamMatcher | None = None) -> dict[str, np.ndarray]:
     """Every q_* signal for a batch of documents, as one array per signal."""
     token_lists = [TOKEN_RE.findall(text) for text in texts]
-    rows = [document_signals(text, tokens, spam_patterns) for text, tokens in zip(texts, token_lists, strict=True)]
+    rows = [document_signals(text, tokens, spam) for text, tokens in zip(texts, token_lists, strict=True)]
     columns = {name: np.array([row.get(name, 0.0) for row in rows], dtype=np.float64) for name in SCALAR_SIGNALS}
     return columns | repetition_signals(token_lists)

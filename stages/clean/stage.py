@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
-from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -18,18 +16,12 @@ from common.shards import ShardInfo, iter_batches
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import SIGNAL_NAMES, compute_signals
+from stages.clean.signals import SIGNAL_NAMES, compute_signals, spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 
 LANG_REASON = "lang"
 CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
 EXAMPLE_CHARS = 300
-
-
-@lru_cache(maxsize=4)
-def _spam_regex(patterns: tuple[str, ...]) -> re.Pattern | None:
-    """One regex of the spam patterns, matched against lowercased text."""
-    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
 def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict]:
@@ -45,7 +37,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     guesses = identify(texts_out, cfg.lid.model_path)
     accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
     langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
-    signals = compute_signals(texts_out, _spam_regex(tuple(cfg.spam_patterns)))
+    signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)))
     rules = build_rules(cfg.rules, set(SIGNAL_NAMES))
     decided = [None if a else LANG_REASON for a in accepted]
     reasons, details = apply_rules(rules, signals, langs, decided)

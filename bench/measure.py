@@ -1,0 +1,37 @@
+"""What every bench worker process shares: pinning to one core, peak RSS, writing its result (stdlib only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def pin_to_core(core: int) -> None:
+    """Run this process (and any thread it starts) on CPU ``core`` only."""
+    os.sched_setaffinity(0, {core})
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@contextmanager
+def timed(seconds: dict[str, float], name: str) -> Iterator[None]:
+    """Add the wall time of the block to ``seconds[name]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+
+
+def write_result(path: Path, result: dict) -> None:
+    """Write a worker's figures, with its core and peak RSS, for the driver to read."""
+    result |= {"core": sorted(os.sched_getaffinity(0)), "peak_rss_mb": peak_rss_mb()}
+    path.write_text(json.dumps(result, indent=2), encoding="utf-8")
