@@ -6,12 +6,12 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from common.categories import CATEGORIES
+from common.categories import CATEGORIES, UNKNOWN_CATEGORY
 from common.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -144,12 +144,35 @@ class CleanConfig(Section):
         return patterns
 
 
+class DedupConfig(Section):
+    num_perm: int = Field(default=128, ge=16)
+    shingle_size: int = Field(default=5, ge=1)
+    bands: int = Field(default=16, ge=1)
+    rows: int = Field(default=8, ge=1)
+    threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    partitions: int = Field(default=16, ge=1)
+    components: Literal["union_find", "star_contraction"] = "union_find"
+    category_priority: list[str] = Field(default_factory=lambda: [*CATEGORIES, UNKNOWN_CATEGORY])
+    quality_signal: str = "lang_score"
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _bands_fit(self) -> DedupConfig:
+        if self.bands * self.rows > self.num_perm:
+            raise ValueError(f"bands × rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+        unknown = set(self.category_priority) - {*CATEGORIES, UNKNOWN_CATEGORY}
+        if unknown:
+            raise ValueError(f"category_priority has unknown categories {sorted(unknown)}")
+        return self
+
+
 class KilnConfig(Section):
     data_dir: str = "data"
     ray: RayConfig = RayConfig()
     demo: DemoConfig = DemoConfig()
     ingest: IngestConfig = IngestConfig()
     clean: CleanConfig = CleanConfig()
+    dedup: DedupConfig = DedupConfig()
 
     def section(self, name: str) -> Section:
         """Return the config section of one stage by name."""

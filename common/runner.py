@@ -123,7 +123,10 @@ class UnitContext:
         self._open_writers()
 
     def _open_writers(self) -> None:
-        self._kept = ShardWriter(self.stage_dir / self.unit.shard_name, self.stage.output_schema, self.stage_dir)
+        schema = self.stage.output_schema
+        if callable(schema):
+            schema = schema(self)
+        self._kept = ShardWriter(self.stage_dir / self.unit.shard_name, schema, self.stage_dir)
         self._excluded: dict[str, ShardWriter] = {}
         self._pending_drops: dict[str, list[dict]] = {}
 
@@ -220,10 +223,14 @@ class MapStage:
 
     name: str
     input_stage: str | None
-    output_schema: pa.Schema
+    output_schema: pa.Schema | Callable[[UnitContext], pa.Schema]  # fixed, or derived from the unit's input
     plan: Callable[[KilnConfig, Path | None], Plan]
     process: Callable[[WorkUnit, UnitContext], None]
     packages: tuple[str, ...] = ("common",)
+    # A global step between planning and the map units (e.g. dedup's LSH), run only when units
+    # are pending: prepare(cfg, input_dir, stage_dir, log) leaves its results under
+    # <stage_dir>/_work/, where ``process`` reads them; it must be resumable on its own.
+    prepare: Callable[[KilnConfig, Path | None, Path, logging.Logger], None] | None = None
 
 
 def shard_plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
@@ -306,20 +313,18 @@ def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: l
     return None
 
 
-def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path | None,
-             pending: list[WorkUnit], log: logging.Logger) -> list[UnitResult]:
+def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger,
+              on_result: Callable[[object], str | None] | None = None) -> list:
+    """Run ``fn(*args)`` for every args tuple in ``calls`` as Ray tasks (one CPU each), with a
+    progress bar; results come back in completion order. A failure cancels the rest and is
+    raised as a KilnError naming the call. ``on_result`` may return a progress note."""
     import ray
 
     ensure_ray(cfg.ray)
-    remote = ray.remote(num_cpus=1, max_retries=0)(_run_unit)
-    cfg_ref = ray.put(cfg)
-    refs = {
-        remote.remote(stage, cfg_ref, str(stage_dir), str(input_dir) if input_dir else None, unit): unit
-        for unit in pending
-    }
-    results: list[UnitResult] = []
-    docs = 0
-    with progress(len(refs), f"{stage.name}", unit="shard") as bar:
+    remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+    refs = {remote.remote(*args): args for args in calls}
+    results = []
+    with progress(len(refs), desc, unit="task") as bar:
         waiting = list(refs)
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
@@ -331,15 +336,33 @@ def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path 
                 cause = err.cause if isinstance(err.cause, Exception) else err
                 if isinstance(cause, KilnError):
                     raise cause from None
-                log.debug("unit failed", exc_info=err)
-                raise KilnError(f"{stage.name} unit {refs[done[0]].spec} failed: {cause!r}") from None
-            for message in result.warnings:
-                log.warning("%s", message)
+                log.debug("task failed", exc_info=err)
+                raise KilnError(f"{desc}: task {refs[done[0]][-1]} failed: {cause!r}") from None
             results.append(result)
-            docs += result.accounting.docs_in
-            bar.set_postfix(docs=f"{docs:,}")
+            note = on_result(result) if on_result else None
+            if note:
+                bar.set_postfix_str(note)
             bar.update(1)
     return results
+
+
+def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path | None,
+             pending: list[WorkUnit], log: logging.Logger) -> list[UnitResult]:
+    import ray
+
+    ensure_ray(cfg.ray)
+    cfg_ref = ray.put(cfg)
+    docs = 0
+
+    def note(result: UnitResult) -> str:
+        nonlocal docs
+        for message in result.warnings:
+            log.warning("%s", message)
+        docs += result.accounting.docs_in
+        return f"docs={docs:,}"
+
+    calls = [(stage, cfg_ref, str(stage_dir), str(input_dir) if input_dir else None, unit) for unit in pending]
+    return run_tasks(_run_unit, calls, cfg, stage.name, log, on_result=note)
 
 
 def _merged_details(results: list[UnitResult]) -> dict:
@@ -379,6 +402,8 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
     if done:
         log.info("resuming %s: %d of %d units already done", stage.name, len(done), len(plan.units))
     log.info("%s: %d work units to run -> %s", stage.name, len(pending), stage_dir)
+    if pending and stage.prepare is not None:
+        stage.prepare(cfg, input_dir, stage_dir, log)
     if pending:
         for result in _execute(stage, cfg, stage_dir, input_dir, pending, log):
             done[result.index] = result
