@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import platform
+import resource
 import shutil
 import socket
 import time
@@ -77,6 +78,7 @@ class UnitResult:
     shard: ShardInfo
     excluded: dict[str, ShardInfo]
     seconds: float
+    peak_rss_mb: float = 0.0
     warnings: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
 
@@ -88,6 +90,7 @@ class UnitResult:
             "shard": self.shard.to_dict(),
             "excluded": {r: s.to_dict() for r, s in sorted(self.excluded.items())},
             "seconds": round(self.seconds, 3),
+            "peak_rss_mb": round(self.peak_rss_mb, 1),
             "warnings": self.warnings,
             "stats": self.stats,
         }
@@ -103,6 +106,7 @@ class UnitResult:
             shard=ShardInfo(**data["shard"]),
             excluded={r: ShardInfo(**s) for r, s in data["excluded"].items()},
             seconds=data["seconds"],
+            peak_rss_mb=data.get("peak_rss_mb", 0.0),
             warnings=data["warnings"],
             stats=data.get("stats", {}),
         )
@@ -210,6 +214,7 @@ class UnitContext:
             shard=self._kept.commit(),
             excluded={reason: writer.commit() for reason, writer in sorted(self._excluded.items())},
             seconds=seconds,
+            peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             warnings=self.warnings,
             stats=self.stats,
         )
@@ -434,8 +439,10 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         "started_at": started.isoformat(timespec="seconds"),
         "units": {"total": len(results), "run": len(pending), "resumed": len(results) - len(pending)},
         "unit_seconds": round(sum(r.seconds for r in results), 3),
+        "peak_rss_mb_per_worker": round(max((r.peak_rss_mb for r in results), default=0.0), 1),
         "host": _host_facts(cfg),
-        "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds} for r in results],
+        "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds, "peak_rss_mb": r.peak_rss_mb}
+                     for r in results],
         "details": _merged_details(results),
     }
     atomic_write_bytes(stage_dir / STATS_NAME, (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
