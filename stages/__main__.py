@@ -17,9 +17,10 @@ from common.log import setup_logging
 from common.runner import run_stage
 from common.status import format_status, stage_status
 from stages.clean.stage import STAGE as CLEAN
+from stages.dedup.stage import STAGE as DEDUP
 from stages.ingest.stage import STAGE as INGEST
 
-PIPELINE = (INGEST, CLEAN)
+PIPELINE = (INGEST, CLEAN, DEDUP)
 DEMO_CONFIG = REPO_ROOT / "configs" / "demo.yaml"
 
 
