@@ -1,0 +1,1 @@
+"""Dedup: exact and MinHash-LSH near-duplicate removal."""
