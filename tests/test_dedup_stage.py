@@ -113,3 +113,36 @@ def test_one_and_two_ray_workers_keep_the_same_documents(demo_dedup: Path, tmp_p
     two = require_manifest(demo_dedup / "dedup")
     assert [s.sha256 for s in one.shards] == [s.sha256 for s in two.shards]
 
+
+
+@pytest.mark.slow
+def test_sigkill_during_the_global_step_then_resume_is_byte_identical(demo_dedup: Path, tmp_path: Path):
+    import os
+    import re
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    shutil.copytree(demo_dedup / "clean", tmp_path / "clean")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stages.dedup", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1"],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    signatures = tmp_path / "dedup" / "_work" / "signatures"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(signatures.glob("part-*.npz"))) < 2:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    shards = len(require_manifest(tmp_path / "clean").shards)
+    resumed = cli("-m", "stages.dedup", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1")
+    found = re.search(rf"reusing (\d+) of {shards} signature files", resumed.stderr)
+    assert found and int(found.group(1)) >= 2, resumed.stderr
+    names = ["_manifest.json", *sorted(p.name for p in (demo_dedup / "dedup").glob("part-*.arrow"))]
+    for name in names:
+        assert (tmp_path / "dedup" / name).read_bytes() == (demo_dedup / "dedup" / name).read_bytes(), name

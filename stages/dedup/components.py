@@ -47,7 +47,7 @@ def _canonical(pairs: np.ndarray, num_nodes: int) -> np.ndarray:
     high, low = np.maximum(pairs[:, 0], pairs[:, 1]), np.minimum(pairs[:, 0], pairs[:, 1])
     codes = np.sort(high[high != low] * num_nodes + low[high != low])
     codes = codes[np.r_[True, codes[1:] != codes[:-1]]] if len(codes) else codes
-    return np.stack([codes // num_nodes, codes % num_nodes], axis=1) if num_nodes else pairs[:0]
+    return np.stack([codes // num_nodes, codes % num_nodes], axis=1)
 
 
 def _group_starts(keys: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, run_tasks, 
 from common.shards import ShardInfo, atomic_write_bytes, iter_batches, read_shard
 from stages.dedup.components import star_contraction_components, union_find_components
 from stages.dedup.lsh import band_keys, partition_of, star_edges
-from stages.dedup.minhash import exact_key, shingle_hashes, signatures
+from stages.dedup.minhash import exact_keys, shingle_hashes, signatures
 
 SIGNATURE_DIR = "signatures"
 EDGE_DIR = "edges"
@@ -62,7 +62,7 @@ def signature_task(input_dir: str, shard: dict, out: str, cfg: DedupConfig) -> i
     _save_npz(
         path,
         doc_id=table.column("doc_id").to_numpy(),
-        exact=np.array([exact_key(t) for t in texts], dtype="S16"),
+        exact=np.array(exact_keys(texts), dtype="S16"),
         sig=sigs,
         bands=band_keys(sigs, cfg.bands, cfg.rows),
         has_shingles=np.diff(offsets) > 0,
@@ -160,6 +160,9 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     sig_dir = work / SIGNATURE_DIR
     sig_dir.mkdir(parents=True, exist_ok=True)
     files = [sig_dir / f"part-{i:05d}.npz" for i in range(len(manifest.shards))]
+    reused = sum(f.exists() for f in files)
+    if reused:
+        log.info("dedup: reusing %d of %d signature files", reused, len(files))
     calls = [(str(input_dir), info.to_dict(), str(f), dcfg) for info, f in zip(manifest.shards, files, strict=True)]
     run_tasks(signature_task, calls, cfg, "dedup signatures", log)
     edge_dir = work / EDGE_DIR
