@@ -6,17 +6,19 @@ import html
 import json
 import re
 from collections.abc import Callable, Collection
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
 from common.errors import KilnError
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
-from common.shards import atomic_write_bytes
+from common.shards import ShardChecksumError, atomic_write_bytes, iter_batches
 from common.status import StageStatus, human_bytes, stage_status
 
 REPORT_DIR = "report"
@@ -26,6 +28,11 @@ LANG_COLORS = {"zh": "#d62728", "en": "#1f77b4", OTHER: "#8c8c8c"}
 EXAMPLES_PER_RULE = 3
 EXAMPLE_CHARS = 240
 LID_REASON = "lang"
+DEDUP_REASONS = ("exact_dup", "near_dup")
+DEDUP_COLORS = {"exact_dup": "#9467bd", "near_dup": "#ff7f0e"}
+S_CURVE_JACCARDS = (0.8, 0.5)
+MAX_LABELLED_SIZES = 20
+KEPT_SIGNAL = re.compile(r"kept doc_id=(\d+) \(cluster of (\d+)\)")
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
@@ -52,6 +59,7 @@ class StageData:
     manifest: Manifest
     stats: dict
     out_dir: Path
+    stage_dir: Path
 
     @property
     def details(self) -> dict:
@@ -82,6 +90,10 @@ def _table(header: list[str], rows: list[list[object]], numeric: Collection[int]
         for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _clip(text: str, chars: int = EXAMPLE_CHARS) -> str:
+    return text if len(text) <= chars else text[:chars] + "…"
 
 
 def _docs_per_second(docs: int, seconds: float | None) -> str:
@@ -313,16 +325,135 @@ def _clean_section(stage: StageData) -> str:
         for name in sorted(examples, key=lambda r: (r != LID_REASON, list(rules).index(r) if r in rules else len(rules), r)):
             parts.append(f"<h4>{_e(name)}</h4>")
             for ex in examples[name][:EXAMPLES_PER_RULE]:
-                text = str(ex.get("text", ""))
-                text = text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + "…"
                 parts.append(f'<div class="ex"><div class="meta">{_e(ex.get("source_id", ""))} · '
-                             f'{_e(ex.get("lang", ""))} · {_e(ex.get("signal", ""))}</div><pre>{_e(text)}</pre></div>')
+                             f'{_e(ex.get("lang", ""))} · {_e(ex.get("signal", ""))}</div>'
+                             f'<pre>{_e(_clip(str(ex.get("text", ""))))}</pre></div>')
+    return "".join(parts)
+
+
+def _candidate_probability(jaccard: float, bands: int, rows: int) -> float:
+    """The LSH S-curve: the chance that two documents of Jaccard similarity ``jaccard`` share a band."""
+    return 1 - (1 - jaccard**rows) ** bands
+
+
+def _dedup_settings(config: dict) -> str:
+    """One paragraph on the MinHash / LSH parameters, the S-curve at a few similarities and the keep rule."""
+    bands, rows = config.get("bands", "?"), config.get("rows", "?")
+    text = (f"MinHash: {_e(config.get('num_perm', '?'))} permutations (seed {_e(config.get('seed', '?'))}) over "
+            f"{_e(config.get('shingle_size', '?'))}-shingles. LSH: <b>{_e(bands)} bands × {_e(rows)} rows</b>; a "
+            f"candidate pair is kept when its signature Jaccard reaches <b>{_e(config.get('threshold', '?'))}</b>.")
+    if isinstance(bands, int) and isinstance(rows, int):
+        curve = ", ".join(f"J={j:g}: <b>{_candidate_probability(j, bands, rows):.3f}</b>" for j in S_CURVE_JACCARDS)
+        text += f" Chance that a pair becomes a candidate, 1-(1-J<sup>{rows}</sup>)<sup>{bands}</sup>: {curve}."
+    priority = " &gt; ".join(_e(c) for c in config.get("category_priority") or [])
+    text += (f" Components: <b>{_e(config.get('components', '?'))}</b> over {_e(config.get('partitions', '?'))} "
+             f"band-key partitions. Each cluster keeps one document: category priority {priority}, then the "
+             f"highest {_e(config.get('quality_signal', '?'))}, then the lowest doc_id.")
+    return f"<p>{text}</p>"
+
+
+def _cluster_chart(stage: StageData, sizes: dict[int, int]) -> str:
+    """Log-log clusters per cluster size, duplicates only (singletons are in the text); counts shown when few."""
+    x = np.array(sorted(sizes))
+    y = np.array([sizes[s] for s in x])
+    fig = Figure(figsize=(7.2, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    ax.vlines(x, 0.7, y, color="#ff7f0e", linewidth=2)
+    ax.plot(x, y, "o", color="#ff7f0e")
+    if len(x) <= MAX_LABELLED_SIZES:
+        for size, n in zip(x, y, strict=True):
+            ax.annotate(f"{n:,}", (size, n), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter("{x:,.0f}")
+    ax.xaxis.set_minor_formatter(LogFormatter(minor_thresholds=(2, 1)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(x.min() / 1.3, x.max() * 1.5)
+    ax.set_ylim(0.7, max(10, y.max() * 3))
+    ax.set_xlabel("cluster size (documents, log scale)")
+    ax.set_ylabel("clusters (log scale)")
+    ax.set_title(f"{stage.name}: clusters with duplicates, by size")
+    return stage.chart(fig, "cluster-sizes", "clusters per cluster size, log-log")
+
+
+def _removed_chart(stage: StageData, key: str, label: str) -> str:
+    """Grouped bars of the documents removed per ``key`` value, exact next to near duplicates."""
+    counts = {r: stage.details.get(f"removed_{r}_by_{key}") or {} for r in DEDUP_REASONS}
+    values = sorted(set().union(*counts.values()), key=lambda v: (-sum(c.get(v, 0) for c in counts.values()), v))
+    fig = Figure(figsize=(max(5.0, 1.2 + 0.9 * len(values)), 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    x = np.arange(len(values))
+    width = 0.8 / len(DEDUP_REASONS)
+    for i, reason in enumerate(DEDUP_REASONS):
+        heights = [counts[reason].get(v, 0) for v in values]
+        bars = ax.bar(x + (i - (len(DEDUP_REASONS) - 1) / 2) * width, heights, width, color=DEDUP_COLORS[reason], label=reason)
+        ax.bar_label(bars, labels=[f"{h:,}" if h else "" for h in heights], padding=2, fontsize=8)
+    ax.set_xticks(x, values, rotation=20 if len(values) > 4 else 0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.margins(y=0.3)
+    ax.set_ylabel("documents removed")
+    ax.set_title(f"{stage.name}: documents removed per {label}")
+    ax.legend(loc="upper center", ncols=len(DEDUP_REASONS), fontsize=9)
+    return stage.chart(fig, f"removed-by-{key}", f"documents removed per {label}, exact and near duplicates")
+
+
+def _dedup_examples(stage: StageData, reason: str) -> list[list[object]]:
+    """Up to EXAMPLES_PER_RULE rows of the first non-empty excluded shard of ``reason``, as table rows."""
+    info = next((s for s in stage.manifest.excluded.get(reason, []) if s.rows), None)
+    if info is None:
+        return []
+    with closing(iter_batches(stage.stage_dir, info)) as batches:
+        batch = next(batches)
+    rows = []
+    for row in batch.slice(0, EXAMPLES_PER_RULE).to_pylist():
+        match = KEPT_SIGNAL.fullmatch(row["signal"] or "")
+        kept, size = match.groups() if match else (row["signal"], "")
+        text = _clip(" ".join(row["text"].split()), EXAMPLE_CHARS // 2)
+        rows.append([reason, row["doc_id"], row["source_id"], kept, size, text])
+    return rows
+
+
+def _dedup_section(stage: StageData) -> str:
+    """Accounting, LSH settings, cluster sizes, removals per category and language, example removals."""
+    details = stage.details
+    parts = [_accounting_section(stage), "<h3>Settings</h3>", _dedup_settings(stage.manifest.config)]
+
+    sizes = {int(s): int(n) for s, n in (details.get("cluster_sizes") or {}).items()}
+    if sizes:
+        singletons = sizes.pop(1, 0)
+        parts.append(f"<h3>Clusters</h3><p>{singletons + sum(sizes.values()):,} clusters, one kept document each: "
+                     f"<b>{singletons:,}</b> singletons (no duplicate; not charted) and <b>{sum(sizes.values()):,}</b> "
+                     f"with duplicates, of up to {max(sizes, default=1):,} documents.</p>")
+        if sizes:
+            parts.append(_cluster_chart(stage, sizes))
+
+    keys = [(key, label) for key, label in (("category", "category"), ("lang", "language"))
+            if any(details.get(f"removed_{r}_by_{key}") for r in DEDUP_REASONS)]
+    if keys:
+        parts.append("<h3>Removed documents</h3>"
+                     '<div class="grid">' + "".join(_removed_chart(stage, k, label) for k, label in keys) + "</div>")
+
+    examples: list[list[object]] = []
+    missing = []
+    for reason in DEDUP_REASONS:
+        try:
+            examples += _dedup_examples(stage, reason)
+        except ShardChecksumError as err:
+            missing.append(str(err))
+    if examples or missing:
+        parts.append("<h3>Examples of removed documents</h3>")
+    if examples:
+        parts.append(_table(["reason", "doc_id", "source_id", "kept doc_id", "cluster size", "text"], examples,
+                            numeric={1, 3, 4}))
+    parts.extend(f'<p class="meta">No examples: {_e(m)}</p>' for m in missing)
     return "".join(parts)
 
 
 SECTIONS: dict[str, Section] = {
     "ingest": _ingest_section,
     "clean": _clean_section,
+    "dedup": _dedup_section,
 }
 """Stage name -> function rendering its section, in page order; other finished stages get the accounting section."""
 
@@ -345,7 +476,7 @@ def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
         stage_dir = data_dir / name
         stats_file = stage_dir / STATS_NAME
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
-        stage = StageData(name, read_manifest(stage_dir), stats, out_dir)
+        stage = StageData(name, read_manifest(stage_dir), stats, out_dir, stage_dir)
         body = SECTIONS.get(name, _accounting_section)(stage)
         sections.append(f'<section id="{_e(name)}"><h2>{_e(name)}</h2>{body}</section>')
 

@@ -7,11 +7,14 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from common.cli import main
 from common.histograms import signal_histograms
 from common.report import write_report
+from common.schema import EXCLUDED_SCHEMA
+from common.shards import write_shard
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOST = {"hostname": "test", "cpu_count": 2, "python": "3.11.7", "platform": "Linux", "ray": {"mode": "local"}}
@@ -23,19 +26,28 @@ RULES = {
 DROPPED = {"lang": {"fr": 4, "en": 1}, "too_short": {"zh": 6, "en": 3}, "dup_lines": {"zh": 2, "en": 1},
            "mean_word_length": {"en": 2}}
 SCRIPT = "<script>alert('x')</script>"
+DEDUP_CONFIG = {
+    "num_perm": 128, "shingle_size": 5, "bands": 16, "rows": 8, "threshold": 0.7, "partitions": 4,
+    "components": "star_contraction", "category_priority": ["academic", "news", "dialogue", "unknown"],
+    "quality_signal": "lang_score", "seed": 1,
+}
+NEAR_DUP_TEXTS = [f"Near copy {SCRIPT}", "重" * 1000, "line one\n\nline   two", "fourth row, never shown"]
 
 
 def _shard(path: str, rows: int) -> dict:
     return {"path": path, "rows": rows, "bytes": 1000 + rows, "sha256": "0" * 64}
 
 
-def _write_stage(root: Path, stage: str, accounting: dict, config: dict, input: dict, details: dict) -> None:
+def _write_stage(root: Path, stage: str, accounting: dict, config: dict, input: dict, details: dict,
+                 excluded: dict[str, dict] | None = None) -> None:
+    """A finished stage; its excluded shards are listed but not on disk unless ``excluded`` gives real ones."""
     stage_dir = root / stage
-    stage_dir.mkdir(parents=True)
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    listed = {r: _shard(f"_excluded/{r}/part-00000.arrow", n) for r, n in accounting["dropped"].items()}
     manifest = {
         "stage": stage, "complete": True, "code_version": "0.1.0+abc", "fingerprint": "f" * 64, "config": config,
         "input": input, "accounting": accounting, "shards": [_shard("part-00000.arrow", accounting["out"])],
-        "excluded": {r: [_shard(f"_excluded/{r}/part-00000.arrow", n)] for r, n in accounting["dropped"].items()},
+        "excluded": {r: [info] for r, info in (listed | (excluded or {})).items()},
     }
     stats = {
         "stage": stage, "accounting": accounting, "bytes_out": 1000, "wall_seconds": 2.5,
@@ -73,6 +85,31 @@ def _clean_details() -> dict:
     }
 
 
+def _near_dup_shard(stage_dir: Path) -> dict:
+    """The one excluded shard on disk: near duplicates, each naming the document its cluster kept."""
+    n = len(NEAR_DUP_TEXTS)
+    table = pa.table({
+        "doc_id": pa.array(range(100, 100 + n), pa.int64()),
+        "source_id": pa.array([f"doc-{i}" for i in range(n)]),
+        "source": pa.array(["web"] * n),
+        "text": pa.array(NEAR_DUP_TEXTS, pa.large_string()),
+        "reason": pa.array(["near_dup"] * n),
+        "signal": pa.array([f"kept doc_id={7 + i} (cluster of 3)" for i in range(n)]),
+        "location": pa.nulls(n, pa.string()),
+    }, schema=EXCLUDED_SCHEMA)
+    return write_shard(stage_dir / "_excluded" / "near_dup" / "part-00000.arrow", table, stage_dir).to_dict()
+
+
+def _dedup_details() -> dict:
+    return {
+        "cluster_sizes": {"1": 86, "2": 2, "3": 2},
+        "removed_exact_dup_by_lang": {"en": 2},
+        "removed_exact_dup_by_category": {"news": 2},
+        "removed_near_dup_by_lang": {"zh": 3, "en": 1},
+        "removed_near_dup_by_category": {"academic": 1, "dialogue": 3},
+    }
+
+
 @pytest.fixture(scope="module")
 def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("run")
@@ -82,8 +119,11 @@ def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _write_stage(root, "clean", {"in": 114, "out": 95, "dropped": clean_dropped},
                  {"lid": {"model_path": None, "thresholds": {"zh": 0.5, "en": 0.65}}, "rules": RULES},
                  {"stage": "ingest", "manifest_sha256": "a" * 64}, _clean_details())
-    _write_stage(root, "dedup", {"in": 95, "out": 90, "dropped": {"near_dup": 5}}, {},
-                 {"stage": "clean", "manifest_sha256": "b" * 64}, {})
+    _write_stage(root, "dedup", {"in": 96, "out": 90, "dropped": {"exact_dup": 2, "near_dup": 4}}, DEDUP_CONFIG,
+                 {"stage": "clean", "manifest_sha256": "b" * 64}, _dedup_details(),
+                 excluded={"near_dup": _near_dup_shard(root / "dedup")})
+    _write_stage(root, "pii_scrub", {"in": 90, "out": 88, "dropped": {"pii": 2}}, {},
+                 {"stage": "dedup", "manifest_sha256": "c" * 64}, {"anything": 1})
     return root
 
 
@@ -102,20 +142,56 @@ def test_page_and_charts(run_root: Path, report: tuple[Path, str]) -> None:
     for name in linked:
         blob = (path.parent / name).read_bytes()
         assert blob.startswith(PNG_SIGNATURE) and len(blob) > 5000, name
-    for name in ("ingest-accounting.png", "clean-accounting.png", "dedup-accounting.png",
-                 "clean-drops-by-rule-lang.png", *(f"clean-hist-{r['signal']}.png" for r in RULES.values())):
+    for name in ("ingest-accounting.png", "clean-accounting.png", "dedup-accounting.png", "pii_scrub-accounting.png",
+                 "clean-drops-by-rule-lang.png", *(f"clean-hist-{r['signal']}.png" for r in RULES.values()),
+                 "dedup-cluster-sizes.png", "dedup-removed-by-category.png", "dedup-removed-by-lang.png"):
         assert name in linked
     assert "http" not in page and "<script" not in page
 
 
 def test_sections_in_order(report: tuple[Path, str]) -> None:
     _, page = report
-    positions = [page.index(f'<section id="{stage}">') for stage in ("ingest", "clean", "dedup")]
+    positions = [page.index(f'<section id="{stage}">') for stage in ("ingest", "clean", "dedup", "pii_scrub")]
     assert positions == sorted(positions)
-    assert "near_dup" in page
     for stage in ("mix", "tokenize"):
         assert f'<section id="{stage}">' not in page
         assert f"<td>{stage}</td>" in page
+
+
+def _section(page: str, stage: str) -> str:
+    return page[page.index(f'<section id="{stage}">'):].split("</section>")[0]
+
+
+def test_generic_section_for_unknown_stage(report: tuple[Path, str]) -> None:
+    section = _section(report[1], "pii_scrub")
+    assert '<img src="pii_scrub-accounting.png"' in section
+    assert "<td>pii</td>" in section and '<td class="n">2.22 %</td>' in section
+    assert "<h3>" not in section
+
+
+def test_dedup_settings_and_clusters(report: tuple[Path, str]) -> None:
+    section = _section(report[1], "dedup")
+    assert "<b>16 bands × 8 rows</b>" in section and "<b>0.7</b>" in section
+    # 1-(1-0.8**8)**16 = 0.9473, 1-(1-0.5**8)**16 = 0.0607
+    assert "J=0.8: <b>0.947</b>" in section and "J=0.5: <b>0.061</b>" in section
+    assert "<b>star_contraction</b>" in section and "academic &gt; news &gt; dialogue" in section
+    assert "90 clusters" in section and "<b>86</b> singletons" in section and "<b>4</b> with duplicates" in section
+    for chart in ("accounting", "cluster-sizes", "removed-by-category", "removed-by-lang"):
+        assert f'<img src="dedup-{chart}.png"' in section
+    assert "<td>exact_dup</td>" in section and "<td>near_dup</td>" in section
+
+
+def test_dedup_examples(report: tuple[Path, str]) -> None:
+    section = _section(report[1], "dedup")
+    table = section[section.index("<h3>Examples of removed documents</h3>"):]
+    rows = re.findall(r"<tr><td>near_dup</td>(.*?)</tr>", table)
+    assert len(rows) == 3
+    assert '<td class="n">100</td><td>doc-0</td><td class="n">7</td><td class="n">3</td>' in rows[0]
+    assert "Near copy &lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in rows[0]
+    assert "重" * 120 + "…" in rows[1] and "重" * 121 not in rows[1]
+    assert "<td>line one line two</td>" in rows[2]
+    assert "fourth row" not in section
+    assert "No examples:" in table and "exact_dup/part-00000.arrow: listed in the manifest but missing" in table
 
 
 def test_clean_rules_thresholds_and_counts(report: tuple[Path, str]) -> None:
