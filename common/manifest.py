@@ -58,6 +58,7 @@ class Manifest:
     shards: list[ShardInfo]
     excluded: dict[str, list[ShardInfo]]
     accounting: Accounting
+    outputs: dict[str, list[ShardInfo]] = field(default_factory=dict)  # named outputs besides the main shards
     complete: bool = True
 
     def to_json(self) -> bytes:
@@ -71,6 +72,7 @@ class Manifest:
             "accounting": self.accounting.to_dict(),
             "shards": [s.to_dict() for s in self.shards],
             "excluded": {r: [s.to_dict() for s in infos] for r, infos in sorted(self.excluded.items())},
+            "outputs": {n: [s.to_dict() for s in infos] for n, infos in sorted(self.outputs.items())},
         }
         return (json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -86,6 +88,7 @@ class Manifest:
             shards=[ShardInfo(**s) for s in data["shards"]],
             excluded={r: [ShardInfo(**s) for s in infos] for r, infos in data["excluded"].items()},
             accounting=Accounting.from_dict(data["accounting"]),
+            outputs={n: [ShardInfo(**s) for s in infos] for n, infos in data.get("outputs", {}).items()},
             complete=data["complete"],
         )
 

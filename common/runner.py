@@ -78,6 +78,7 @@ class UnitResult:
     shard: ShardInfo
     excluded: dict[str, ShardInfo]
     seconds: float
+    outputs: dict[str, ShardInfo] = field(default_factory=dict)
     peak_rss_mb: float = 0.0
     warnings: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
@@ -89,6 +90,7 @@ class UnitResult:
             "accounting": self.accounting.to_dict(),
             "shard": self.shard.to_dict(),
             "excluded": {r: s.to_dict() for r, s in sorted(self.excluded.items())},
+            "outputs": {n: s.to_dict() for n, s in sorted(self.outputs.items())},
             "seconds": round(self.seconds, 3),
             "peak_rss_mb": round(self.peak_rss_mb, 1),
             "warnings": self.warnings,
@@ -105,6 +107,7 @@ class UnitResult:
             accounting=Accounting.from_dict(data["accounting"]),
             shard=ShardInfo(**data["shard"]),
             excluded={r: ShardInfo(**s) for r, s in data["excluded"].items()},
+            outputs={n: ShardInfo(**s) for n, s in data.get("outputs", {}).items()},
             seconds=data["seconds"],
             peak_rss_mb=data.get("peak_rss_mb", 0.0),
             warnings=data["warnings"],
@@ -132,15 +135,24 @@ class UnitContext:
             schema = schema(self)
         self._kept = ShardWriter(self.stage_dir / self.unit.shard_name, schema, self.stage_dir)
         self._excluded: dict[str, ShardWriter] = {}
+        self._outputs: dict[str, ShardWriter] = {}
         self._pending_drops: dict[str, list[dict]] = {}
 
     def count_in(self, n: int = 1) -> None:
         """Count ``n`` documents (or raw records) read from the input."""
         self.accounting.docs_in += n
 
-    def keep(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Write kept documents (in the stage's output schema) to the unit's shard."""
-        self._kept.write(batch)
+    def keep(self, batch: pa.RecordBatch | pa.Table, output: str | None = None) -> None:
+        """Write kept documents to the unit's shard, or to ``<stage_dir>/<output>/`` (e.g. a
+        validation split); either way they count as documents out."""
+        if output is None:
+            self._kept.write(batch)
+        else:
+            writer = self._outputs.get(output)
+            if writer is None:
+                path = self.stage_dir / output / self.unit.shard_name
+                writer = self._outputs[output] = ShardWriter(path, batch.schema, self.stage_dir)
+            writer.write(batch)
         self.accounting.docs_out += batch.num_rows
 
     def drop(self, reason: str, records: pa.Table | list[dict]) -> None:
@@ -187,7 +199,7 @@ class UnitContext:
     def abort(self) -> None:
         """Remove everything this unit has written so far (nothing becomes visible)."""
         self._kept.abort()
-        for writer in self._excluded.values():
+        for writer in [*self._excluded.values(), *self._outputs.values()]:
             writer.abort()
 
     def discard(self) -> None:
@@ -213,6 +225,7 @@ class UnitContext:
             accounting=self.accounting,
             shard=self._kept.commit(),
             excluded={reason: writer.commit() for reason, writer in sorted(self._excluded.items())},
+            outputs={name: writer.commit() for name, writer in sorted(self._outputs.items())},
             seconds=seconds,
             peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             warnings=self.warnings,
@@ -236,6 +249,9 @@ class MapStage:
     # are pending: prepare(cfg, input_dir, stage_dir, log) leaves its results under
     # <stage_dir>/_work/, where ``process`` reads them; it must be resumable on its own.
     prepare: Callable[[KilnConfig, Path | None, Path, logging.Logger], None] | None = None
+    # A global step after the map units and before the manifest (e.g. packing tokens): it
+    # returns more named outputs (files written atomically, with their checksums) for the manifest.
+    finalize: Callable[[KilnConfig, Path, list[UnitResult], logging.Logger], dict[str, list[ShardInfo]]] | None = None
 
 
 def shard_plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
@@ -279,7 +295,7 @@ def _load_done(stage_dir: Path, unit: WorkUnit) -> UnitResult | None:
     if not path.exists():
         return None
     result = UnitResult.from_json(path.read_bytes())
-    outputs = [result.shard, *result.excluded.values()]
+    outputs = [result.shard, *result.excluded.values(), *result.outputs.values()]
     if result.spec != unit.spec or any(
         not (stage_dir / s.path).exists() or (stage_dir / s.path).stat().st_size != s.bytes for s in outputs
     ):
@@ -416,10 +432,15 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
     results = [done[u.index] for u in plan.units]
     total = Accounting()
     excluded: dict[str, list[ShardInfo]] = {}
+    outputs: dict[str, list[ShardInfo]] = {}
     for result in results:
         total.add(result.accounting)
         for reason, info in result.excluded.items():
             excluded.setdefault(reason, []).append(info)
+        for name, info in result.outputs.items():
+            outputs.setdefault(name, []).append(info)
+    if stage.finalize is not None:
+        outputs |= stage.finalize(cfg, stage_dir, results, log)
     manifest = Manifest(
         stage=stage.name,
         code_version=code_version(*stage.packages, f"stages/{stage.name}"),
@@ -429,6 +450,7 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         shards=[r.shard for r in results],
         excluded=excluded,
         accounting=total,
+        outputs=outputs,
     )
     wall = time.perf_counter() - wall_start
     stats = {
