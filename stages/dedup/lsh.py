@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.dedup.minhash import mix64, seeded_draws
+from common.hashing import mix64, seeded_draws
 
 _BAND_SEED = 0x6B696C6E
 

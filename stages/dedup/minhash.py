@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import xxhash
 
+from common.hashing import mix64, seeded_draws
 from common.text import TOKEN_RE, dedup_normalize, dedup_tokens
 
 EMPTY = np.uint64(np.iinfo(np.uint64).max)
@@ -40,30 +41,11 @@ _WINDOW_BYTES = 6 << 20
 _PAIR_CHUNK = 1 << 16
 _MASK64 = (1 << 64) - 1
 _BASE = 0x100000001B3
-_MIX1 = np.uint64(0xFF51AFD7ED558CCD)
-_MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
-_GOLDEN = 0x9E3779B97F4A7C15
 
 
 def exact_key(text: str) -> bytes:
     """16-byte xxh128 of the dedup-normalized text (UTF-32-LE) without whitespace and punctuation."""
     return xxhash.xxh3_128_digest(dedup_normalize(text).replace(" ", "").encode("utf-32-le"))
-
-
-def mix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer, elementwise (a bijection of uint64)."""
-    x = x ^ (x >> np.uint64(33))
-    x *= _MIX1
-    x ^= x >> np.uint64(33)
-    x *= _MIX2
-    x ^= x >> np.uint64(33)
-    return x
-
-
-def seeded_draws(seed: int, n: int) -> np.ndarray:
-    """``n`` uint64 draws from ``seed``: ``mix64`` of a Weyl sequence (stable across numpy versions)."""
-    steps = [(seed + (i + 1) * _GOLDEN) & _MASK64 for i in range(n)]
-    return mix64(np.array(steps, dtype=np.uint64))
 
 
 @functools.cache
