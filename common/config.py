@@ -166,6 +166,30 @@ class DedupConfig(Section):
         return self
 
 
+class MixConfig(Section):
+    category_weights: dict[str, float] = Field(default_factory=lambda: {
+        "academic": 3.0, "tech_docs": 2.0, "encyclopedia": 2.0, "news": 1.0, "literature": 1.0, "dialogue": 1.0})
+    alpha: float = Field(default=0.7, gt=0.0, le=1.0)
+    max_epochs: float = Field(default=4.0, gt=0.0)
+    budget_tokens: int | None = Field(default=None, ge=1)
+    budget_documents: int | None = Field(default=None, ge=1)
+    unknown_category: str = "drop"
+    validation_fraction: float = Field(default=0.01, ge=0.0, lt=1.0)
+    token_column: str = "q_tokens"
+    seed: int = 1234
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MixConfig:
+        unknown = set(self.category_weights) - set(CATEGORIES)
+        if unknown:
+            raise ValueError(f"category_weights has unknown categories {sorted(unknown)}")
+        if self.unknown_category not in (*CATEGORIES, "drop"):
+            raise ValueError(f"unknown_category must be 'drop' or one of {list(CATEGORIES)}")
+        if self.budget_tokens is not None and self.budget_documents is not None:
+            raise ValueError("set budget_tokens or budget_documents, not both")
+        return self
+
+
 class KilnConfig(Section):
     data_dir: str = "data"
     ray: RayConfig = RayConfig()
@@ -173,6 +197,7 @@ class KilnConfig(Section):
     ingest: IngestConfig = IngestConfig()
     clean: CleanConfig = CleanConfig()
     dedup: DedupConfig = DedupConfig()
+    mix: MixConfig = MixConfig()
 
     def section(self, name: str) -> Section:
         """Return the config section of one stage by name."""

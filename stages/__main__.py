@@ -19,8 +19,9 @@ from common.status import format_status, stage_status
 from stages.clean.stage import STAGE as CLEAN
 from stages.dedup.stage import STAGE as DEDUP
 from stages.ingest.stage import STAGE as INGEST
+from stages.mix.stage import STAGE as MIX
 
-PIPELINE = (INGEST, CLEAN, DEDUP)
+PIPELINE = (INGEST, CLEAN, DEDUP, MIX)
 DEMO_CONFIG = REPO_ROOT / "configs" / "demo.yaml"
 
 

@@ -1,0 +1,1 @@
+"""Mix: a validation split and category-balanced sampling with the exponent rule and a repetition cap."""

@@ -1,0 +1,179 @@
+"""The mix stage: a validation split, then category-balanced repeats of the training documents.
+
+Global step (``prepare``): count the tokens of every category/source in the training split and
+plan how many epochs each source gets (``_work/plan.json``). Map units: per input shard,
+send validation documents to ``validation/``, give each training document its ``repeat`` count
+(⌊e⌋ plus one more by a seeded draw), and drop the ones drawn zero times. ``finalize`` writes
+``mix_summary.json``: planned and realized tokens per category, source and language.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from common.config import KilnConfig, MixConfig
+from common.errors import KilnError
+from common.hashing import unit_interval
+from common.manifest import require_manifest
+from common.runner import WORK_DIR, MapStage, UnitContext, UnitResult, WorkUnit, merge_stats, shard_plan
+from common.shards import ShardInfo, atomic_write_bytes, file_sha256, iter_batches
+from stages.mix.plan import MixPlan, make_plan, repeats
+
+PLAN = "plan.json"
+SUMMARY = "mix_summary.json"
+VALIDATION = "validation"
+UNKNOWN = "unknown"
+
+
+def _columns(batch: pa.RecordBatch, cfg: MixConfig) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
+    if cfg.token_column not in batch.schema.names:
+        raise KilnError(f"mix.token_column: the input has no column {cfg.token_column!r}")
+    categories = batch.column("category").to_pylist()
+    if cfg.unknown_category != "drop":
+        categories = [cfg.unknown_category if c == UNKNOWN else c for c in categories]
+    tokens = batch.column(cfg.token_column).to_numpy(zero_copy_only=False).astype(np.float64)
+    return batch.column("doc_id").to_numpy(), categories, batch.column("source").to_pylist(), tokens
+
+
+def _is_validation(doc_ids: np.ndarray, cfg: MixConfig) -> np.ndarray:
+    return unit_interval(doc_ids, cfg.seed) < cfg.validation_fraction
+
+
+def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
+    """Count training tokens per category/source and write the plan (once per run)."""
+    path = stage_dir / WORK_DIR / PLAN
+    if path.exists():
+        return
+    mcfg = cfg.mix
+    available: dict[str, dict[str, float]] = {}
+    documents = tokens_total = 0.0
+    for info in require_manifest(input_dir).shards:
+        for batch in iter_batches(input_dir, info):
+            doc_ids, categories, sources, tokens = _columns(batch, mcfg)
+            train = ~_is_validation(doc_ids, mcfg)
+            for category, source, count, is_train in zip(categories, sources, tokens, train, strict=True):
+                if is_train and category != UNKNOWN:
+                    per_source = available.setdefault(category, {})
+                    per_source[source] = per_source.get(source, 0.0) + count
+                    documents += 1
+                    tokens_total += count
+    if mcfg.budget_tokens is not None:
+        budget = float(mcfg.budget_tokens)
+    elif mcfg.budget_documents is not None:
+        budget = mcfg.budget_documents * tokens_total / max(documents, 1)
+    else:
+        budget = tokens_total
+    plan = make_plan(available, mcfg.category_weights, mcfg.alpha, mcfg.max_epochs, budget)
+    for warning in plan.warnings:
+        log.warning("mix: %s", warning)
+    log.info("mix: %s training tokens available, budget %s", f"{tokens_total:,.0f}", f"{budget:,.0f}")
+    atomic_write_bytes(path, json.dumps({"budget": budget, **plan.to_dict()}, indent=1, sort_keys=True).encode())
+
+
+def _load_plan(stage_dir: Path) -> MixPlan:
+    data = json.loads((stage_dir / WORK_DIR / PLAN).read_text())
+    data.pop("budget")
+    return MixPlan.from_dict(data)
+
+
+def _output_schema(ctx: UnitContext) -> pa.Schema:
+    info = ShardInfo(**ctx.unit.spec["shard"])
+    with pa.memory_map(str(ctx.input_dir / info.path)) as source:
+        schema = pa.ipc.open_file(source).schema
+    return schema.append(pa.field("repeat", pa.int32()))
+
+
+def _tally(categories: list[str], sources: list[str], langs: list[str], tokens: np.ndarray) -> dict:
+    by_category: Counter = Counter()
+    by_source: Counter = Counter()
+    by_lang: Counter = Counter()
+    for category, source, lang, count in zip(categories, sources, langs, tokens.tolist(), strict=True):
+        by_category[category] += count
+        by_source[f"{category}/{source}"] += count
+        by_lang[lang or "?"] += count
+    return {"category": dict(by_category), "source": dict(by_source), "lang": dict(by_lang)}
+
+
+def process(unit: WorkUnit, ctx: UnitContext) -> None:
+    """Split and repeat the documents of one input shard according to the plan."""
+    mcfg = ctx.cfg.mix
+    plan = _load_plan(ctx.stage_dir)
+    for batch in iter_batches(ctx.input_dir, ShardInfo(**unit.spec["shard"])):
+        ctx.count_in(batch.num_rows)
+        doc_ids, categories, sources, tokens = _columns(batch, mcfg)
+        langs = batch.column("lang").to_pylist()
+        validation = _is_validation(doc_ids, mcfg)
+        unknown = np.array([c == UNKNOWN for c in categories]) & ~validation
+        epochs = np.array([plan.epochs.get(f"{c}/{s}", 0.0) for c, s in zip(categories, sources, strict=True)])
+        copies = np.where(validation | unknown, 1, repeats(epochs, unit_interval(doc_ids, mcfg.seed + 1)))
+        table = pa.Table.from_batches([batch]).append_column("repeat", pa.array(copies, pa.int32()))
+        train = ~validation & ~unknown & (copies > 0)
+        ctx.keep(table.filter(pa.array(train)))
+        if validation.any():
+            ctx.keep(table.filter(pa.array(validation)), output=VALIDATION)
+        for reason, mask in (("unknown_category", unknown), ("downsampled", ~validation & ~unknown & (copies == 0))):
+            rows = np.nonzero(mask)[0]
+            if rows.size:
+                part = table.take(pa.array(rows))
+                ctx.drop(reason, pa.table({
+                    "doc_id": part.column("doc_id"), "source_id": part.column("source_id"),
+                    "source": part.column("source"), "text": part.column("text"),
+                    "signal": pa.array([f"epochs={epochs[i]:.3f}" for i in rows], pa.string()),
+                    "location": pa.nulls(rows.size, pa.string()),
+                }))
+        picked = np.nonzero(train)[0]
+        held = np.nonzero(validation)[0]
+        ctx.add_stats({
+            "realized_tokens": _tally([categories[i] for i in picked], [sources[i] for i in picked],
+                                      [langs[i] for i in picked], tokens[picked] * copies[picked]),
+            "validation_tokens": _tally([categories[i] for i in held], [sources[i] for i in held],
+                                        [langs[i] for i in held], tokens[held]),
+        })
+
+
+def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: logging.Logger) -> dict:
+    """Write mix_summary.json: planned vs realized tokens per category, source and language."""
+    plan = json.loads((stage_dir / WORK_DIR / PLAN).read_text())
+    totals: dict = {}
+    for result in results:
+        merge_stats(totals, result.stats, list_cap=0)
+    realized = totals.get("realized_tokens", {"category": {}, "source": {}, "lang": {}})
+    planned_total = sum(plan["category_budget"].values()) or 1.0
+    realized_total = sum(realized["category"].values()) or 1.0
+    categories = sorted(set(plan["category_budget"]) | set(realized["category"]))
+    summary = {
+        "budget_tokens": plan["budget"],
+        "unplaced_tokens": plan["unplaced"],
+        "warnings": plan["warnings"],
+        "categories": {
+            c: {"planned_tokens": plan["category_budget"].get(c, 0.0),
+                "planned_share": plan["category_budget"].get(c, 0.0) / planned_total,
+                "realized_tokens": realized["category"].get(c, 0.0),
+                "realized_share": realized["category"].get(c, 0.0) / realized_total}
+            for c in categories
+        },
+        "sources": {
+            s: {"planned_tokens": plan["source_tokens"].get(s, 0.0), "epochs": plan["epochs"].get(s, 0.0),
+                "realized_tokens": realized["source"].get(s, 0.0)}
+            for s in sorted(set(plan["source_tokens"]) | set(realized["source"]))
+        },
+        "languages": {"realized_tokens": realized["lang"]},
+        "validation_tokens": totals.get("validation_tokens", {}),
+    }
+    for category, row in summary["categories"].items():
+        log.info("mix: %-13s planned %5.1f %%  realized %5.1f %%", category, 100 * row["planned_share"],
+                 100 * row["realized_share"])
+    path = stage_dir / SUMMARY
+    atomic_write_bytes(path, (json.dumps(summary, indent=1, sort_keys=True) + "\n").encode())
+    return {"summary": [ShardInfo(path=SUMMARY, rows=len(categories), bytes=path.stat().st_size,
+                                  sha256=file_sha256(path))]}
+
+
+STAGE = MapStage(name="mix", input_stage="dedup", output_schema=_output_schema, plan=shard_plan,
+                 process=process, prepare=prepare, finalize=finalize)
