@@ -450,10 +450,49 @@ def _dedup_section(stage: StageData) -> str:
     return "".join(parts)
 
 
+def _mix_chart(stage: StageData, categories: dict[str, dict]) -> str:
+    """Planned next to realized share of the training tokens, per category."""
+    names = sorted(categories, key=lambda c: (-categories[c]["planned_share"], c))
+    fig = Figure(figsize=(7.2, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    x = np.arange(len(names))
+    for offset, key, color in ((-0.2, "planned_share", "#9aa5b1"), (0.2, "realized_share", "#2b6cb0")):
+        heights = [100 * categories[c][key] for c in names]
+        bars = ax.bar(x + offset, heights, 0.4, color=color, label=key.replace("_share", ""))
+        ax.bar_label(bars, labels=[f"{h:.1f}" for h in heights], padding=2, fontsize=8)
+    ax.set_xticks(x, names)
+    ax.margins(y=0.2)
+    ax.set_ylabel("share of training tokens (%)")
+    ax.set_title(f"{stage.name}: planned vs realized category mix")
+    ax.legend(fontsize=9)
+    return stage.chart(fig, "categories", "planned and realized share of training tokens per category")
+
+
+def _mix_section(stage: StageData) -> str:
+    """Accounting, the planned vs realized category mix, and the sources' epochs."""
+    parts = [_accounting_section(stage)]
+    summary_path = stage.stage_dir / "mix_summary.json"
+    if not summary_path.exists():
+        return "".join(parts)
+    summary = json.loads(summary_path.read_text())
+    categories = summary.get("categories") or {}
+    parts.append("<h3>Category mix</h3>")
+    parts.extend(f'<p class="meta">{_e(w)}</p>' for w in summary.get("warnings") or [])
+    if categories:
+        parts.append(_mix_chart(stage, categories))
+    rows = [[s, f"{r['planned_tokens']:,.0f}", f"{r['realized_tokens']:,.0f}", f"{r['epochs']:.2f}"]
+            for s, r in sorted((summary.get("sources") or {}).items())]
+    if rows:
+        parts.append(_table(["category/source", "planned tokens", "realized tokens", "epochs"], rows,
+                            numeric={1, 2, 3}))
+    return "".join(parts)
+
+
 SECTIONS: dict[str, Section] = {
     "ingest": _ingest_section,
     "clean": _clean_section,
     "dedup": _dedup_section,
+    "mix": _mix_section,
 }
 """Stage name -> function rendering its section, in page order; other finished stages get the accounting section."""
 

@@ -104,3 +104,12 @@ def test_mix_is_deterministic(demo_mix: Path, tmp_path: Path):
     cli("-m", "stages.mix", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1")
     for name in ("_manifest.json", "mix_summary.json"):
         assert (tmp_path / "mix" / name).read_bytes() == (demo_mix / "mix" / name).read_bytes(), name
+
+
+@pytest.mark.slow
+def test_report_shows_the_planned_and_realized_mix(demo_mix: Path, tmp_path: Path):
+    from common.report import write_report
+
+    page = write_report(demo_mix, tmp_path).read_text()
+    assert 'src="mix-categories.png"' in page and (tmp_path / "mix-categories.png").stat().st_size > 5000
+    assert "academic/" in page and "epochs" in page
