@@ -423,8 +423,11 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
     if done:
         log.info("resuming %s: %d of %d units already done", stage.name, len(done), len(plan.units))
     log.info("%s: %d work units to run -> %s", stage.name, len(pending), stage_dir)
+    prepare_seconds = 0.0
     if pending and stage.prepare is not None:
+        prepare_start = time.perf_counter()
         stage.prepare(cfg, input_dir, stage_dir, log)
+        prepare_seconds = time.perf_counter() - prepare_start
     if pending:
         for result in _execute(stage, cfg, stage_dir, input_dir, pending, log):
             done[result.index] = result
@@ -461,6 +464,7 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         "started_at": started.isoformat(timespec="seconds"),
         "units": {"total": len(results), "run": len(pending), "resumed": len(results) - len(pending)},
         "unit_seconds": round(sum(r.seconds for r in results), 3),
+        "prepare_seconds": round(prepare_seconds, 3),
         "peak_rss_mb_per_worker": round(max((r.peak_rss_mb for r in results), default=0.0), 1),
         "host": _host_facts(cfg),
         "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds, "peak_rss_mb": r.peak_rss_mb}

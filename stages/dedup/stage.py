@@ -108,9 +108,9 @@ def partition_task(signature_files: list[str], partition: int, cfg: DedupConfig,
     if len(edges):
         order = np.argsort(flat_ids, kind="stable")
         place = np.concatenate(places)
-        left = _gather_signatures(signature_files, place[order[np.searchsorted(flat_ids[order], edges[:, 0])]])
-        right = _gather_signatures(signature_files, place[order[np.searchsorted(flat_ids[order], edges[:, 1])]])
-        similarity = (left == right).mean(axis=1)
+        ends = place[order[np.searchsorted(flat_ids[order], edges.ravel())]]
+        both = _gather_signatures(signature_files, ends)  # each shard's signatures are loaded once
+        similarity = (both[0::2] == both[1::2]).mean(axis=1)
     keep = similarity >= cfg.threshold
     _save_npz(path, edges=edges[keep], similarity=similarity[keep])
     return int(keep.sum())
@@ -136,6 +136,7 @@ def decide(doc_ids: np.ndarray, exact: np.ndarray, near_edges: np.ndarray, categ
     leader = np.full(exact_group.max() + 1 if n else 0, n, dtype=np.int64)
     np.minimum.at(leader, exact_group, np.arange(n))
     exact_edges = np.stack([leader[exact_group], np.arange(n)], axis=1)
+    exact_edges = exact_edges[exact_edges[:, 0] != exact_edges[:, 1]]
     near = np.searchsorted(doc_ids, near_edges) if near_edges.size else np.zeros((0, 2), np.int64)
     labels = _components(n, np.concatenate([exact_edges, near.reshape(-1, 2)]), method)
     best = np.lexsort((np.arange(n), -quality, category_rank, labels))
@@ -170,7 +171,7 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     edge_files = [edge_dir / f"p-{p:04d}.npz" for p in range(dcfg.partitions)]
     calls = [([str(f) for f in files], p, dcfg, str(out)) for p, out in enumerate(edge_files)]
     run_tasks(partition_task, calls, cfg, "dedup LSH partitions", log)
-    near_edges = _concat(edge_files, "edges").reshape(-1, 2).astype(np.int64)
+    near_edges = np.unique(_concat(edge_files, "edges").reshape(-1, 2).astype(np.int64), axis=0)  # a pair recurs per shared band
     result = decide(_concat(files, "doc_id"), _concat(files, "exact"), near_edges,
                     _concat(files, "category_rank"), _concat(files, "quality"), dcfg.components)
     counts = Counter(result["reason"].tolist())
