@@ -15,8 +15,15 @@ LOCKS    := requirements/data.lock requirements/nodeps.in requirements/dev.lock
 LOCK_ID  := $(shell cat $(LOCKS) pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
 STAMP    := $(VENV)/.installed-$(LOCK_ID)
 
+# The trainer's environment: MindSpore with numpy < 2 and no pyarrow, so it lives apart from .venv.
+TRAIN_VENV     ?= .venv-train
+TRAIN_PY       := $(TRAIN_VENV)/bin/python
+TRAIN_LOCK_ID  := $(shell cat requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
+
 .DEFAULT_GOAL := help
 .PHONY: help data test lint status venv lock clean-data
+.PHONY: train-venv test-train train-lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,8 +44,9 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
-test: $(STAMP) ## run the test suite
+test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
 	$(PY) -m pytest $(PYTEST_ARGS)
+	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
 
 lint: $(STAMP) ## ruff over the code
 	$(VENV)/bin/ruff check .
@@ -51,3 +59,23 @@ lock: ## re-resolve requirements/*.in into requirements/*.lock (needs PyPI)
 
 clean-data: ## delete DATA_DIR
 	rm -rf $(DATA_DIR)
+
+$(TRAIN_STAMP): requirements/train.lock pyproject.toml
+	@test -x $(TRAIN_PY) || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_PY) -m pip install -q --upgrade pip
+	$(TRAIN_PY) -m pip install -q --no-deps -r requirements/train.lock
+	$(TRAIN_PY) -m pip install -q --no-deps -e .
+	@rm -f $(TRAIN_VENV)/.installed-*
+	@touch $@
+
+train-venv: $(TRAIN_STAMP) ## create or update .venv-train (MindSpore trainer)
+
+test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
+	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
+
+train-lock: ## re-resolve requirements/train.in into requirements/train.lock (needs PyPI)
+	rm -rf $(TRAIN_VENV).lock-tmp && $(PYTHON) -m venv $(TRAIN_VENV).lock-tmp
+	$(TRAIN_VENV).lock-tmp/bin/pip install -q -r requirements/train.in
+	{ echo "# Generated from requirements/train.in by make train-lock."; \
+	  $(TRAIN_VENV).lock-tmp/bin/pip freeze --all --exclude pip --exclude setuptools | LC_ALL=C sort; } > requirements/train.lock
+	rm -rf $(TRAIN_VENV).lock-tmp

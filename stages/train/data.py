@@ -1,0 +1,55 @@
+"""Training batches whose order is a pure function of (seed, step): resuming needs only the step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from common.tokens import TokenDataset
+
+
+def open_tokens(bin_path: str | Path, seq_len: int | None = None) -> TokenDataset:
+    """The packed split at ``bin_path`` (with its ``.idx`` and ``meta.json`` beside it)."""
+    return TokenDataset(bin_path, seq_len=seq_len)
+
+
+class DataOrder:
+    """Sample ``s`` of the run (s = step · global_batch + j) is window ``perm_e[s mod n]`` with
+    e = s div n and ``perm_e`` a permutation seeded by (seed, e); each data-parallel rank reads
+    its contiguous slice of the global batch."""
+
+    def __init__(self, n_windows: int, global_batch: int, seed: int, rank: int = 0, world_size: int = 1):
+        if n_windows < 1:
+            raise ValueError("the token stream holds no complete window")
+        if global_batch % world_size:
+            raise ValueError(f"global batch {global_batch} is not divisible by the world size {world_size}")
+        if not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is outside the world of {world_size}")
+        self.n_windows = n_windows
+        self.global_batch = global_batch
+        self.seed = seed
+        self.local_batch = global_batch // world_size
+        self.offset = rank * self.local_batch
+        self._epoch = -1
+        self._perm = np.zeros(0, dtype=np.int64)
+
+    def _permutation(self, epoch: int) -> np.ndarray:
+        if epoch != self._epoch:
+            self._perm = np.random.default_rng((self.seed, epoch)).permutation(self.n_windows)
+            self._epoch = epoch
+        return self._perm
+
+    def indices(self, step: int) -> np.ndarray:
+        """Window indices this rank reads at ``step``."""
+        samples = step * self.global_batch + self.offset + np.arange(self.local_batch, dtype=np.int64)
+        epochs, positions = np.divmod(samples, self.n_windows)
+        out = np.empty(self.local_batch, dtype=np.int64)
+        for epoch in np.unique(epochs):
+            chosen = epochs == epoch
+            out[chosen] = self._permutation(int(epoch))[positions[chosen]]
+        return out
+
+    def batch(self, tokens: TokenDataset, step: int) -> tuple[np.ndarray, np.ndarray]:
+        """(inputs, labels) of this rank at ``step``, int32 (local_batch, seq_len)."""
+        return tokens.batch(self.indices(step))

@@ -1,0 +1,82 @@
+"""The compiled training step and a short single-process training loop."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, nn, ops
+
+from stages.train.loss import masked_cross_entropy
+
+StepFn = Callable[[Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
+
+
+@functools.cache
+def setup_cpu(threads: int = 2) -> None:
+    """Run on the CPU backend in graph mode with ``threads`` operator threads (MindSpore defaults to 25).
+
+    MindSpore accepts the thread count once per process, so repeated calls are no-ops."""
+    ms.set_device("CPU")
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.device_context.cpu.op_tuning.threads_num(threads)
+
+
+def global_norm(grads: tuple[Tensor, ...]) -> Tensor:
+    """L2 norm of all gradients together, in fp32."""
+    return ops.sqrt(ops.addn([ops.sum(ops.square(ops.cast(g, ms.float32))) for g in grads]))
+
+
+def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float) -> StepFn:
+    """A compiled step (inputs, labels) -> (loss, grad norm before clipping, applied).
+
+    The update is skipped in the graph when the loss or the gradient norm is not finite; the
+    optimizer's step counter still advances, so the schedule stays aligned with the trainer's step.
+    """
+
+    def forward(inputs: Tensor, labels: Tensor) -> Tensor:
+        return masked_cross_entropy(model(inputs), labels)
+
+    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+    one = Tensor([1], ms.int32)
+    max_norm = Tensor(clip_norm, ms.float32)
+
+    @ms.jit
+    def train_step(inputs: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        loss, grads = grad_fn(inputs, labels)
+        grad_norm = global_norm(grads)
+        applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
+        if applied:
+            scale = max_norm / ops.maximum(grad_norm, max_norm)
+            optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
+        else:
+            ops.assign_add(optimizer.global_step, one)
+        return loss, grad_norm, applied
+
+    return train_step
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step reports."""
+
+    step: int
+    loss: float
+    grad_norm: float
+    applied: bool
+    seconds: float
+
+
+def run_steps(step_fn: StepFn, batches: Iterator[tuple[np.ndarray, np.ndarray]], steps: int,
+              start_step: int = 0) -> Iterator[StepRecord]:
+    """Run ``steps`` steps on the batches in turn, yielding one record per step."""
+    for step in range(start_step, start_step + steps):
+        inputs, labels = next(batches)
+        began = time.perf_counter()
+        loss, grad_norm, applied = step_fn(Tensor(inputs, ms.int32), Tensor(labels, ms.int32))
+        yield StepRecord(step=step, loss=float(loss.asnumpy()), grad_norm=float(grad_norm.asnumpy()),
+                         applied=bool(applied.asnumpy()), seconds=time.perf_counter() - began)

@@ -1,0 +1,70 @@
+"""AdamW with decay on matrices only, linear warmup + cosine schedule, and the default clipping norm."""
+
+from __future__ import annotations
+
+import math
+
+import mindspore as ms
+from mindspore import Tensor, nn, ops
+
+from stages.train.config import OptimConfig
+
+
+def warmup_steps(total_steps: int, warmup_ratio: float) -> int:
+    """Steps of linear warmup: ``warmup_ratio`` of the run, rounded up when the ratio is positive."""
+    return math.ceil(total_steps * warmup_ratio)
+
+
+def lr_at(step: int, cfg: OptimConfig, total_steps: int) -> float:
+    """Learning rate of 0-based ``step``: (step + 1) / warmup · lr during warmup, then cosine from lr to min_lr
+    reached at the last step, and min_lr beyond it."""
+    warmup = warmup_steps(total_steps, cfg.warmup_ratio)
+    if step < warmup:
+        return cfg.lr * (step + 1) / warmup
+    decay_steps = max(total_steps - 1 - warmup, 1)
+    progress = min((step - warmup) / decay_steps, 1.0)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+
+
+class WarmupCosine(nn.learning_rate_schedule.LearningRateSchedule):
+    """``lr_at`` as an in-graph schedule of the optimizer's step counter."""
+
+    def __init__(self, cfg: OptimConfig, total_steps: int):
+        super().__init__()
+        self.lr = cfg.lr
+        self.min_lr = cfg.min_lr
+        self.warmup = float(warmup_steps(total_steps, cfg.warmup_ratio))
+        self.decay_steps = float(max(total_steps - 1 - self.warmup, 1))
+
+    def construct(self, global_step: Tensor) -> Tensor:
+        step = ops.cast(global_step, ms.float32)
+        warm = self.lr * (step + 1.0) / max(self.warmup, 1.0)
+        progress = ops.clamp((step - self.warmup) / self.decay_steps, 0.0, 1.0)
+        cosine = self.min_lr + 0.5 * (self.lr - self.min_lr) * (1.0 + ops.cos(math.pi * progress))
+        return ops.where(step < self.warmup, warm, cosine)
+
+
+def default_clip_norm(global_batch: int) -> float:
+    """0.5 · sqrt(global_batch / 1024): 0.5 at a global batch of 1024 sequences."""
+    return 0.5 * math.sqrt(global_batch / 1024)
+
+
+def clip_norm_for(cfg: OptimConfig, global_batch: int) -> float:
+    """The configured clipping norm, or the default for this global batch."""
+    return cfg.clip_norm if cfg.clip_norm is not None else default_clip_norm(global_batch)
+
+
+def decays(param: ms.Parameter) -> bool:
+    """Weight decay applies to matrices and embeddings (≥ 2-D), never to norms' gains or biases."""
+    return len(param.shape) >= 2
+
+
+def build_optimizer(model: nn.Cell, cfg: OptimConfig, total_steps: int) -> nn.AdamWeightDecay:
+    """nn.AdamWeightDecay (the AdamW that runs on CPU and Ascend) over two groups: decayed and not."""
+    params = model.trainable_params()
+    groups = [
+        {"params": [p for p in params if decays(p)], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if not decays(p)], "weight_decay": 0.0},
+    ]
+    return nn.AdamWeightDecay(groups, learning_rate=WarmupCosine(cfg, total_steps),
+                              beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps)

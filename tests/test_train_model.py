@@ -1,0 +1,96 @@
+"""Trainer model: config validation, norms against numpy, causality, positions, init scale."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mindspore import Tensor
+
+from common.errors import ConfigError
+from stages.train.config import ModelConfig
+from stages.train.loop import setup_cpu
+from stages.train.model import GPT, LayerNorm, RMSNorm, apply_rope, count_parameters, rope_tables
+
+setup_cpu(1)
+
+TINY = {"vocab_size": 64, "d_model": 32, "n_layers": 2, "n_heads": 4, "max_seq_len": 16}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"n_heads": 5}, "must divide model.d_model"),
+    ({"norm": "batchnorm"}, "model.norm"),
+    ({"mlp": "relu"}, "model.mlp"),
+    ({"position": "alibi"}, "model.position"),
+    ({"attention": "sdpa"}, "model.attention"),
+    ({"n_layers": 0}, "model.n_layers must be positive"),
+    ({"d_model": 36, "n_heads": 12}, "even head dimension"),
+])
+def test_config_errors_name_the_key(change: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ModelConfig(**{**TINY, **change})
+
+
+def test_hidden_dim_defaults() -> None:
+    assert ModelConfig(**TINY, mlp="gelu").hidden_dim == 128
+    assert ModelConfig(**TINY, mlp="swiglu").hidden_dim == 128
+    assert ModelConfig(**{**TINY, "d_model": 768, "n_heads": 12}, mlp="swiglu").hidden_dim == 2048
+    assert ModelConfig(**TINY, ffn_dim=40).hidden_dim == 40
+
+
+def test_norms_match_numpy() -> None:
+    x = np.random.default_rng(0).normal(size=(2, 3, 8)).astype(np.float32) * 3 + 1
+    rms = RMSNorm(8, 1e-6)(Tensor(x)).asnumpy()
+    ln = LayerNorm(8, 1e-6)(Tensor(x)).asnumpy()
+    np.testing.assert_allclose(rms, x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6), rtol=1e-5, atol=1e-5)
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(ln, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("norm", "mlp", "position", "tied"), [
+    ("rmsnorm", "swiglu", "rope", True),
+    ("layernorm", "gelu", "learned", False),
+])
+def test_forward_is_causal_fp32_and_shaped(norm: str, mlp: str, position: str, tied: bool) -> None:
+    model = GPT(ModelConfig(**TINY, norm=norm, mlp=mlp, position=position, tie_embeddings=tied))
+    tokens = np.random.default_rng(1).integers(0, 64, size=(2, 16)).astype(np.int32)
+    changed = tokens.copy()
+    changed[:, 10:] = (changed[:, 10:] + 1) % 64
+    logits = model(Tensor(tokens)).asnumpy()
+    logits_changed = model(Tensor(changed)).asnumpy()
+    assert logits.shape == (2, 16, 64) and logits.dtype == np.float32
+    np.testing.assert_allclose(logits[:, :10], logits_changed[:, :10], rtol=1e-5, atol=1e-5)
+    assert not np.allclose(logits[:, 10:], logits_changed[:, 10:])
+
+
+def test_learned_positions_matter() -> None:
+    model = GPT(ModelConfig(**TINY, position="learned"))
+    logits = model(Tensor(np.full((1, 16), 7, dtype=np.int32))).asnumpy()
+    assert not np.allclose(logits[0, 1], logits[0, 8])
+
+
+def test_rope_scores_depend_on_relative_position_only() -> None:
+    cos, sin = rope_tables(8, 16, 10000.0)
+    rng = np.random.default_rng(2)
+    q = np.broadcast_to(rng.normal(size=8).astype(np.float32), (1, 1, 16, 8))
+    k = np.broadcast_to(rng.normal(size=8).astype(np.float32), (1, 1, 16, 8))
+    rq = apply_rope(Tensor(np.ascontiguousarray(q)), cos, sin).asnumpy()[0, 0]
+    rk = apply_rope(Tensor(np.ascontiguousarray(k)), cos, sin).asnumpy()[0, 0]
+    np.testing.assert_allclose(rq[5] @ rk[2], rq[13] @ rk[10], rtol=1e-4)
+    assert not np.isclose(rq[5] @ rk[2], rq[5] @ rk[4], rtol=1e-3)
+    np.testing.assert_allclose(np.linalg.norm(rq, axis=-1), np.linalg.norm(q[0, 0], axis=-1), rtol=1e-5)
+
+
+def test_parameters_and_init_scale() -> None:
+    cfg = ModelConfig(**{**TINY, "d_model": 64, "vocab_size": 512, "max_seq_len": 8}, mlp="gelu")
+    model = GPT(cfg)
+    params = {p.name: p.asnumpy() for p in model.trainable_params()}
+    per_block = 4 * 64 * 64 + 2 * 64 * 256 + 2 * 64
+    assert count_parameters(model) == 512 * 64 + 2 * per_block + 64
+    out_std = 0.02 / math.sqrt(2 * cfg.n_layers)
+    assert abs(params["wte.embedding_table"].std() - 0.02 * 0.88) < 0.002
+    assert np.abs(params["wte.embedding_table"]).max() <= 0.04 + 1e-6
+    assert abs(params["blocks.0.mlp.down.weight"].std() - out_std * 0.88) < 0.001
+    assert abs(params["blocks.1.attn.proj.weight"].std() - out_std * 0.88) < 0.001
+    assert np.all(params["blocks.0.attn_norm.weight"] == 1)
