@@ -190,6 +190,16 @@ class MixConfig(Section):
         return self
 
 
+class TokenizeConfig(Section):
+    tokenizer_path: str | None = None
+    vocab_size: int = Field(default=32000, ge=258, le=65536)
+    sample_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    seq_len: int = Field(default=2048, ge=1)
+    seed: int = 1234
+    batch_docs: int = Field(default=1024, ge=1)
+    encoder: Literal["auto", "hf", "tiktoken"] = "auto"
+
+
 class KilnConfig(Section):
     data_dir: str = "data"
     ray: RayConfig = RayConfig()
@@ -198,6 +208,7 @@ class KilnConfig(Section):
     clean: CleanConfig = CleanConfig()
     dedup: DedupConfig = DedupConfig()
     mix: MixConfig = MixConfig()
+    tokenize: TokenizeConfig = TokenizeConfig()
 
     def section(self, name: str) -> Section:
         """Return the config section of one stage by name."""
