@@ -20,8 +20,9 @@ from stages.clean.stage import STAGE as CLEAN
 from stages.dedup.stage import STAGE as DEDUP
 from stages.ingest.stage import STAGE as INGEST
 from stages.mix.stage import STAGE as MIX
+from stages.tokenize.stage import STAGE as TOKENIZE
 
-PIPELINE = (INGEST, CLEAN, DEDUP, MIX)
+PIPELINE = (INGEST, CLEAN, DEDUP, MIX, TOKENIZE)
 DEMO_CONFIG = REPO_ROOT / "configs" / "demo.yaml"
 
 

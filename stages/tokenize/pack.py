@@ -1,0 +1,158 @@
+"""Packing one split: a seeded document order with repeats expanded, one flat uint16 stream and its index.
+
+The units' token lists are first copied into one flat scratch file (a hidden temporary under
+``_work/``, removed afterwards), which is memory-mapped and read in the shuffled order chunk by
+chunk: memory holds the per-document index and one chunk, never the tokens twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+
+from common.hashing import mix64, seeded_draws
+from common.runner import WORK_DIR
+from common.shards import ShardInfo, fsync_dir, iter_batches
+
+CHUNK_TOKENS = 1 << 23
+
+
+@dataclass
+class SplitTally:
+    """Counts of one packed split: tokens and documents as they appear in the stream (repeats included)."""
+
+    tokens: int = 0
+    documents: int = 0
+    unique_documents: int = 0
+    unique_tokens: int = 0
+    tokens_by_category: Counter = field(default_factory=Counter)
+    tokens_by_source: Counter = field(default_factory=Counter)
+    tokens_by_lang: Counter = field(default_factory=Counter)
+
+    def add(self, batch: pa.RecordBatch, lengths: np.ndarray, repeats: np.ndarray) -> None:
+        weights = lengths * repeats
+        self.tokens += int(weights.sum())
+        self.documents += int(repeats.sum())
+        self.unique_documents += batch.num_rows
+        self.unique_tokens += int(lengths.sum())
+        for column, counter in (("category", self.tokens_by_category), ("source", self.tokens_by_source),
+                                ("lang", self.tokens_by_lang)):
+            counter.update(_weighted_counts(batch.column(column), weights))
+
+    def to_dict(self) -> dict:
+        return {
+            "tokens": self.tokens,
+            "documents": self.documents,
+            "unique_documents": self.unique_documents,
+            "unique_tokens": self.unique_tokens,
+            "tokens_by_category": dict(sorted(self.tokens_by_category.items())),
+            "tokens_by_source": dict(sorted(self.tokens_by_source.items())),
+            "tokens_by_lang": dict(sorted(self.tokens_by_lang.items())),
+        }
+
+
+def _weighted_counts(column: pa.Array, weights: np.ndarray) -> dict[str, int]:
+    if isinstance(column.type, pa.DictionaryType):
+        column = column.cast(pa.string())
+    table = pa.table({"key": column, "w": pa.array(weights, pa.int64())})
+    grouped = table.group_by("key").aggregate([("w", "sum")])
+    return {str(k): int(w) for k, w in zip(grouped.column("key").to_pylist(), grouped.column("w_sum").to_pylist(),
+                                           strict=True)}
+
+
+def shuffled_order(doc_ids: np.ndarray, repeats: np.ndarray, seed: int) -> np.ndarray:
+    """Document positions in stream order: each document ``repeats`` times, every copy placed by a
+    seeded hash of (doc_id, copy number), so the order depends on the seed and the ids only."""
+    positions = np.repeat(np.arange(doc_ids.size, dtype=np.int64), repeats)
+    copies = np.arange(positions.size, dtype=np.int64) - np.repeat(np.cumsum(repeats) - repeats, repeats)
+    salt = seeded_draws(seed, 2)[1]
+    keys = mix64(mix64(doc_ids[positions].astype(np.uint64) ^ salt) ^ mix64(copies.astype(np.uint64) + np.uint64(1)))
+    return positions[np.argsort(keys, kind="stable")]
+
+
+class HashedFile:
+    """A binary file being written, with the sha256 of what went into it."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.digest = hashlib.sha256()
+
+    def write(self, array: np.ndarray) -> None:
+        data = memoryview(np.ascontiguousarray(array)).cast("B")
+        self.handle.write(data)
+        self.digest.update(data)
+
+
+@contextmanager
+def atomic_stream(path: Path) -> Iterator[HashedFile]:
+    """Write ``path`` under a hidden temporary name, fsync it and rename it into place."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as handle:
+            yield HashedFile(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _gather(tokens: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenation of ``tokens[s:s + n]`` for each (s, n)."""
+    shift = starts - (np.cumsum(lengths) - lengths)
+    return tokens[np.repeat(shift, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)]
+
+
+def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int) -> tuple[list[ShardInfo], dict]:
+    """Write ``<split>.bin`` and ``<split>.idx`` from the split's unit shards; return them and the split's tally."""
+    tally = SplitTally()
+    doc_ids, repeats, lengths = [], [], []
+    scratch = stage_dir / WORK_DIR / f".{split}-tokens.tmp-{os.getpid()}"
+    try:
+        with open(scratch, "wb") as sink:
+            for info in shards:
+                for batch in iter_batches(stage_dir, info):
+                    tokens = batch.column("tokens")
+                    batch_lengths = tokens.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+                    batch_repeats = batch.column("repeat").to_numpy(zero_copy_only=False).astype(np.int64)
+                    sink.write(memoryview(tokens.flatten().to_numpy(zero_copy_only=False)).cast("B"))
+                    doc_ids.append(batch.column("doc_id").to_numpy(zero_copy_only=False))
+                    repeats.append(batch_repeats)
+                    lengths.append(batch_lengths)
+                    tally.add(batch, batch_lengths, batch_repeats)
+        ids = np.concatenate(doc_ids) if doc_ids else np.zeros(0, np.int64)
+        doc_lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        starts = np.cumsum(doc_lengths) - doc_lengths
+        order = shuffled_order(ids, np.concatenate(repeats) if repeats else np.zeros(0, np.int64), seed)
+        offsets = np.zeros(order.size + 1, np.int64)
+        np.cumsum(doc_lengths[order], out=offsets[1:])
+        flat = np.memmap(scratch, dtype=np.uint16, mode="r") if doc_lengths.sum() else np.zeros(0, np.uint16)
+        bin_path, idx_path = stage_dir / f"{split}.bin", stage_dir / f"{split}.idx"
+        with atomic_stream(bin_path) as out:
+            begin = 0
+            while begin < order.size:
+                end = max(int(np.searchsorted(offsets, offsets[begin] + CHUNK_TOKENS, side="right")) - 1, begin + 1)
+                chosen = order[begin:end]
+                out.write(_gather(flat, starts[chosen], doc_lengths[chosen]))
+                begin = end
+            bin_sha = out.digest.hexdigest()
+        with atomic_stream(idx_path) as out:
+            out.write(offsets)
+            idx_sha = out.digest.hexdigest()
+    finally:
+        scratch.unlink(missing_ok=True)
+    infos = [
+        ShardInfo(path=bin_path.name, rows=int(offsets[-1]), bytes=bin_path.stat().st_size, sha256=bin_sha),
+        ShardInfo(path=idx_path.name, rows=int(order.size), bytes=idx_path.stat().st_size, sha256=idx_sha),
+    ]
+    return infos, tally.to_dict()
