@@ -13,10 +13,19 @@ from common.shards import iter_batches
 from common.status import format_status, stage_status
 
 
+DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     if not args.data_dir.exists():
         raise KilnError(f"{args.data_dir} does not exist (run `make data DATA_DIR={args.data_dir}` first)")
     print(format_status(stage_status(args.data_dir)))
+    meta_path = args.data_dir / "tokenize" / "meta.json"
+    if (args.data_dir / "tokenize" / "_manifest.json").exists() and meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        splits = ", ".join(f"{name} {split['tokens']:,} in {split['documents']:,} documents"
+                           for name, split in meta["splits"].items())
+        print(f"\ntokens ({meta['dtype']}, vocabulary {meta['vocab_size']:,}, seq_len {meta['seq_len']}): {splits}")
     return 0
 
 
@@ -40,7 +49,8 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
     """source_id -> text of every document in a finished stage's output (checksums verified)."""
     manifest = require_manifest(stage_dir)
     kept: dict[str, str] = {}
-    for info in manifest.shards:
+    extra = [info for infos in manifest.outputs.values() for info in infos if info.path.endswith(".arrow")]
+    for info in [*manifest.shards, *extra]:
         for batch in iter_batches(stage_dir, info):
             kept.update(zip(batch.column("source_id").to_pylist(), batch.column("text").to_pylist(), strict=True))
     return kept
@@ -54,9 +64,9 @@ def _cmd_eval_truth(args: argparse.Namespace) -> int:
     if not (demo_dir / "truth.jsonl").exists():
         raise KilnError(f"{demo_dir}/truth.jsonl not found: score a run of the demo corpus, or pass --truth DEMO_DIR")
     stage = args.stage or next(
-        (s.stage for s in reversed(stage_status(data_dir)) if s.state == "done"), None)
+        (s.stage for s in reversed(stage_status(data_dir)) if s.state == "done" and s.stage in DOCUMENT_STAGES), None)
     if stage is None:
-        raise KilnError(f"no finished stage under {data_dir}")
+        raise KilnError(f"no finished stage with documents under {data_dir}")
     truth = load_truth(demo_dir)
     report = score(truth, read_kept_texts(data_dir / stage))
     if args.json:
@@ -91,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     truth = sub.add_parser("eval-truth", help="score a stage's output against the demo corpus ground truth")
     truth.add_argument("data_dir", type=Path, help="root of a run of the demo corpus")
-    truth.add_argument("--stage", choices=STAGE_ORDER, help="stage to score (default: the last finished one)")
+    truth.add_argument("--stage", choices=DOCUMENT_STAGES,
+                       help="stage to score (default: the last finished one that holds documents)")
     truth.add_argument("--truth", type=Path, help="demo folder holding truth.jsonl (default: DATA_DIR/demo)")
     truth.add_argument("--json", action="store_true", help="print the report as JSON")
     truth.set_defaults(func=_cmd_eval_truth)

@@ -488,11 +488,41 @@ def _mix_section(stage: StageData) -> str:
     return "".join(parts)
 
 
+def _tokenize_section(stage: StageData) -> str:
+    """Accounting, then tokens per split and per category, language and source (repeats counted)."""
+    parts = [_accounting_section(stage)]
+    meta_path = stage.stage_dir / "meta.json"
+    if not meta_path.exists():
+        return "".join(parts)
+    meta = json.loads(meta_path.read_text())
+    splits = meta.get("splits") or {}
+    parts.append(f"<h3>Tokens</h3><p>{_e(meta.get('dtype'))}, vocabulary {meta.get('vocab_size', 0):,}, "
+                 f"EOS id {meta.get('eos_id')}, seq_len {meta.get('seq_len')}, encoder "
+                 f"{_e((meta.get('tokenizer') or {}).get('encoder'))}.</p>")
+    parts.append(_table(["split", "tokens", "documents (with repeats)", "unique documents"],
+                        [[n, f"{s['tokens']:,}", f"{s['documents']:,}", f"{s['unique_documents']:,}"]
+                         for n, s in splits.items()], numeric={1, 2, 3}))
+    train = (splits.get("train") or {}).get("tokens_by_category") or {}
+    if train:
+        names = sorted(train, key=lambda c: (-train[c], c))
+        total = sum(train.values()) or 1
+        fig = Figure(figsize=(7.2, 3.2), layout="constrained")
+        ax = fig.add_subplot()
+        bars = ax.bar(names, [100 * train[c] / total for c in names], color="#2b6cb0")
+        ax.bar_label(bars, labels=[f"{100 * train[c] / total:.1f}" for c in names], padding=2, fontsize=8)
+        ax.margins(y=0.2)
+        ax.set_ylabel("share of training tokens (%)")
+        ax.set_title(f"{stage.name}: BPE tokens per category (train, repeats counted)")
+        parts.append(stage.chart(fig, "tokens-by-category", "share of training tokens per category"))
+    return "".join(parts)
+
+
 SECTIONS: dict[str, Section] = {
     "ingest": _ingest_section,
     "clean": _clean_section,
     "dedup": _dedup_section,
     "mix": _mix_section,
+    "tokenize": _tokenize_section,
 }
 """Stage name -> function rendering its section, in page order; other finished stages get the accounting section."""
 

@@ -98,3 +98,19 @@ def test_clean_accounts_for_every_document(demo_run):
     stats = json.loads((data / "clean" / "_stats.json").read_text())["details"]
     assert sum(sum(v.values()) for v in stats["dropped_by_rule_lang"].values()) == sum(clean.accounting.dropped.values())
     assert set(stats["examples"]) == set(clean.accounting.dropped)
+
+
+def test_the_pipeline_ends_with_packed_tokens_the_trainer_can_read(demo_run):
+    from common.tokens import TokenDataset
+
+    data, stdout = demo_run
+    status = cli("-m", "common.cli", "status", str(data)).stdout
+    row = next(line for line in status.splitlines() if line.startswith("tokenize"))
+    assert row.split()[:2] == ["tokenize", "done"]
+    assert "tokens (uint16, vocabulary" in status
+    train = TokenDataset(data / "tokenize" / "train.bin", seq_len=128)
+    assert len(train) > 10 and train.window(0).shape == (129,)
+    inputs, labels = train.batch([0, 1])
+    assert (inputs[:, 1:] == labels[:, :-1]).all()
+    page = cli("-m", "common.cli", "report", str(data)).stdout.strip()
+    assert 'src="tokenize-tokens-by-category.png"' in Path(page).read_text()
