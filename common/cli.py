@@ -12,7 +12,6 @@ from common.manifest import STAGE_ORDER, require_manifest
 from common.shards import iter_batches
 from common.status import format_status, stage_status
 
-
 DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
 
 
