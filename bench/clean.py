@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+from measure import add_core_argument, check_core
 
 from common.config import FieldMap, KilnConfig, load_config
 from common.demo.generator import generate_demo_corpus
@@ -64,11 +64,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1234, help="demo corpus seed (default 1234)")
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
                         help="folder for clean.json (default bench/results)")
-    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
-                        help="CPU each measured process is pinned to (default: the last one available)")
+    add_core_argument(parser)
     args = parser.parse_args()
-    if args.core not in os.sched_getaffinity(0):
-        parser.error(f"--core {args.core}: not one of the CPUs available here {sorted(os.sched_getaffinity(0))}")
+    check_core(parser, args.core)
     return args
 
 

@@ -11,7 +11,6 @@ Usage (started by bench/clean.py): clean_datatrove.py TEXTS.jsonl RESULT.json --
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from datatrove.pipeline.filters import (
 from datatrove.pipeline.filters.base_filter import BaseFilter, get_filter_result
 from datatrove.utils.lid import FT176LID
 from fasttext.FastText import _FastText
-from measure import pin_to_core, write_result
+from measure import pin_to_core, read_texts, write_result
 
 
 class LocalFT176LID(FT176LID):
@@ -92,8 +91,7 @@ def main() -> None:
     args = parser.parse_args()
 
     pin_to_core(args.core)
-    with args.texts.open(encoding="utf-8") as handle:
-        texts = [json.loads(line) for line in handle]
+    texts = read_texts(args.texts)
     filters = fineweb_filters(args.languages, args.model)
     start = time.perf_counter()
     run_chain(filters, texts[: args.warmup])

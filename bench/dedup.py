@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from dedup_synth import EXACT_RATE, NEAR_RATE
+from measure import add_core_argument, check_core
 
 from common.config import KilnConfig, load_config
 from common.manifest import require_manifest
@@ -74,11 +74,9 @@ def parse_args() -> argparse.Namespace:
                              "a 64 MB clean shard of 1.5 KB documents)")
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
                         help="folder for dedup.json (default bench/results)")
-    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
-                        help="CPU each measured process is pinned to (default: the last one available)")
+    add_core_argument(parser)
     args = parser.parse_args()
-    if args.core not in os.sched_getaffinity(0):
-        parser.error(f"--core {args.core}: not one of the CPUs available here {sorted(os.sched_getaffinity(0))}")
+    check_core(parser, args.core)
     return args
 
 

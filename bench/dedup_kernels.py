@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from datasketch import MinHash
-from measure import pin_to_core, timed, write_result
+from measure import pin_to_core, read_texts, timed, write_result
 
 from common.text import dedup_tokens, shingles
 from stages.dedup.minhash import estimate_jaccard_rows, shingle_hashes, signatures
@@ -72,8 +72,7 @@ def main() -> None:
     args = parser.parse_args()
 
     pin_to_core(args.core)
-    with args.texts.open(encoding="utf-8") as handle:
-        texts = [json.loads(line) for line in handle]
+    texts = read_texts(args.texts)
     pairs = json.loads(args.pairs.read_text(encoding="utf-8"))
     write_result(args.result, run_side(args.side, texts, pairs, args.warmup))
 

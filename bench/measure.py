@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -9,6 +10,24 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def add_core_argument(parser: argparse.ArgumentParser) -> None:
+    """``--core N``: the CPU each measured process is pinned to (default: the last one available)."""
+    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
+                        help="CPU each measured process is pinned to (default: the last one available)")
+
+
+def check_core(parser: argparse.ArgumentParser, core: int) -> None:
+    """Refuse a ``--core`` this process may not run on."""
+    if core not in os.sched_getaffinity(0):
+        parser.error(f"--core {core}: not one of the CPUs available here {sorted(os.sched_getaffinity(0))}")
+
+
+def read_texts(path: Path) -> list[str]:
+    """The texts a driver handed to a worker: one JSON string per line."""
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
 
 
 def pin_to_core(core: int) -> None:

@@ -1,7 +1,7 @@
 """Tokenize per core: Kiln's encode path against HF `tokenizers` encode_batch, tokenizer training, packing,
 and the token reader's random windows against raw np.memmap slicing.
 
-Run from anywhere with Kiln's environment:  .venv/bin/python bench/tokenize.py [--docs N] [--core N] [--out DIR]
+Run from anywhere with Kiln's environment:  .venv/bin/python bench/tokenize_stage.py [--docs N] [--core N] [--out DIR]
 
 Generates the demo corpus, reads it as Kiln's ingest does, writes it as a one-shard mix stage
 and runs the tokenize stage's own steps on it in this process, pinned to one core: the training
@@ -28,7 +28,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from clean import read_corpus  # noqa: E402
-from measure import peak_rss_mb, pin_to_core  # noqa: E402
+from measure import check_core, peak_rss_mb, pin_to_core  # noqa: E402
 
 from common.config import KilnConfig, load_config  # noqa: E402
 from common.demo.generator import generate_demo_corpus  # noqa: E402
@@ -64,8 +64,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
                         help="CPU the run is pinned to (default: the last one available)")
     args = parser.parse_args()
-    if args.core not in os.sched_getaffinity(0):
-        parser.error(f"--core {args.core}: not one of the CPUs available here {sorted(os.sched_getaffinity(0))}")
+    check_core(parser, args.core)
     return args
 
 
