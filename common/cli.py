@@ -10,7 +10,7 @@ from pathlib import Path
 from common.errors import KilnError
 from common.manifest import STAGE_ORDER, require_manifest
 from common.shards import iter_batches
-from common.status import format_status, stage_status
+from common.status import format_status, stage_status, token_summary
 
 DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
 
@@ -19,12 +19,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
     if not args.data_dir.exists():
         raise KilnError(f"{args.data_dir} does not exist (run `make data DATA_DIR={args.data_dir}` first)")
     print(format_status(stage_status(args.data_dir)))
-    meta_path = args.data_dir / "tokenize" / "meta.json"
-    if (args.data_dir / "tokenize" / "_manifest.json").exists() and meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        splits = ", ".join(f"{name} {split['tokens']:,} in {split['documents']:,} documents"
-                           for name, split in meta["splits"].items())
-        print(f"\ntokens ({meta['dtype']}, vocabulary {meta['vocab_size']:,}, seq_len {meta['seq_len']}): {splits}")
+    if tokens := token_summary(args.data_dir):
+        print(tokens)
     return 0
 
 

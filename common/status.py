@@ -96,3 +96,14 @@ def format_status(rows: list[StageStatus]) -> str:
     rendered.insert(1, "  ".join("-" * w for w in widths))
     wrapped = [textwrap.fill(line, width=100, subsequent_indent="    ") for line in reasons]
     return "\n".join(rendered + ([""] + wrapped if wrapped else []))
+
+
+def token_summary(data_dir: Path) -> str:
+    """One line on the packed tokens of a finished tokenize stage ("" when there are none)."""
+    meta_path = data_dir / "tokenize" / "meta.json"
+    if not (data_dir / "tokenize" / MANIFEST_NAME).exists() or not meta_path.exists():
+        return ""
+    meta = json.loads(meta_path.read_text())
+    splits = ", ".join(f"{name} {split['tokens']:,} in {split['documents']:,} documents"
+                       for name, split in meta["splits"].items())
+    return f"\ntokens ({meta['dtype']}, vocabulary {meta['vocab_size']:,}, seq_len {meta['seq_len']}): {splits}"

@@ -15,7 +15,7 @@ from common.config import REPO_ROOT, load_config
 from common.errors import KilnError
 from common.log import setup_logging
 from common.runner import run_stage
-from common.status import format_status, stage_status
+from common.status import format_status, stage_status, token_summary
 from stages.clean.stage import STAGE as CLEAN
 from stages.dedup.stage import STAGE as DEDUP
 from stages.ingest.stage import STAGE as INGEST
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(format_status(stage_status(data_dir)))
+    if tokens := token_summary(data_dir):
+        print(tokens)
     return 0
 
 
