@@ -1,0 +1,37 @@
+"""kiln status: missing, partial and done stages in one table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from common.cli import main
+from common.manifest import Accounting, Manifest, write_manifest
+from common.shards import ShardInfo
+
+
+def test_missing_partial_and_done(tmp_path: Path, capsys):
+    info = ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)
+    write_manifest(tmp_path / "ingest", Manifest(
+        stage="ingest", code_version="v", fingerprint="f", config={}, input={}, shards=[info], excluded={},
+        accounting=Accounting(10, 7, {"bad_json": 3})))
+    (tmp_path / "ingest" / "_stats.json").write_text(json.dumps({"wall_seconds": 2.0}))
+    work = tmp_path / "clean" / "_work"
+    work.mkdir(parents=True)
+    (work / "_state.json").write_text(json.dumps({"fingerprint": "x", "units": 4}))
+    (work / "unit-00000.json").write_text(json.dumps(
+        {"accounting": {"in": 5, "out": 4, "dropped": {"lang": 1}}, "shard": {"bytes": 512}}))
+
+    assert main(["status", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[2:7]}
+    assert rows["ingest"][:7] == ["ingest", "done", "1/1", "10", "7", "3", "2.0"]
+    assert rows["clean"][:6] == ["clean", "partial", "1/4", "5", "4", "1"]
+    assert rows["dedup"] == ["dedup", "missing"]
+    assert "ingest dropped: bad_json=3" in lines
+    assert "clean dropped: lang=1" in lines
+
+
+def test_a_missing_run_is_a_clear_error(tmp_path: Path, capsys):
+    assert main(["status", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
