@@ -9,7 +9,8 @@ from importlib import metadata
 from pathlib import Path
 
 from common.errors import AccountingError, StageInputError
-from common.shards import ShardInfo, atomic_write_bytes
+from common.files import atomic_write_bytes
+from common.shards import ShardInfo
 
 MANIFEST_NAME = "_manifest.json"
 STATS_NAME = "_stats.json"

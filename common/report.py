@@ -16,9 +16,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
 from common.errors import KilnError
+from common.files import atomic_write_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
-from common.shards import ShardChecksumError, atomic_write_bytes, iter_batches
+from common.shards import ShardChecksumError, iter_batches
 from common.status import StageStatus, human_bytes, stage_status
 
 REPORT_DIR = "report"

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig, fingerprint
 from common.errors import AccountingError, KilnError, ResumeRefused
+from common.files import atomic_write_bytes
 from common.log import LOG_DIR, progress
 from common.manifest import (
     MANIFEST_NAME,
@@ -39,7 +40,7 @@ from common.manifest import (
 )
 from common.ray_cluster import ensure_ray, ray_description
 from common.schema import EXCLUDED_SCHEMA
-from common.shards import ShardInfo, ShardWriter, atomic_write_bytes
+from common.shards import ShardInfo, ShardWriter
 
 WORK_DIR = "_work"
 EXCLUDED_DIR = "_excluded"

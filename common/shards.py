@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -11,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from common.errors import StageInputError
+from common.files import file_sha256, fsync_dir
 
 COMPRESSION = "zstd"
 
@@ -30,36 +30,6 @@ class ShardInfo:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, read in 4 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(4 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename inside ``path`` durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to a hidden temporary file, fsync it, and rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 class ShardWriter:

@@ -10,9 +10,10 @@ import pyarrow as pa
 import pytest
 
 from common.errors import AccountingError
+from common.files import file_sha256
 from common.manifest import Accounting, Manifest, read_manifest, write_manifest
 from common.schema import DOC_SCHEMA, category_array
-from common.shards import ShardChecksumError, ShardWriter, file_sha256, read_shard, write_shard
+from common.shards import ShardChecksumError, ShardWriter, read_shard, write_shard
 
 
 def _docs(n: int, start: int = 0) -> pa.Table:

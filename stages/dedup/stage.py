@@ -19,9 +19,10 @@ import pyarrow as pa
 
 from common.config import DedupConfig, KilnConfig
 from common.errors import KilnError
+from common.files import atomic_write_bytes
 from common.manifest import require_manifest
 from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, run_tasks, shard_plan
-from common.shards import ShardInfo, atomic_write_bytes, iter_batches, read_shard
+from common.shards import ShardInfo, iter_batches, read_shard
 from stages.dedup.components import star_contraction_components, union_find_components
 from stages.dedup.lsh import band_keys, partition_of, star_edges
 from stages.dedup.minhash import exact_keys, shingle_hashes, signatures

@@ -19,10 +19,11 @@ import pyarrow as pa
 
 from common.config import KilnConfig, MixConfig
 from common.errors import KilnError
+from common.files import atomic_write_bytes, file_sha256
 from common.hashing import unit_interval
 from common.manifest import require_manifest
 from common.runner import WORK_DIR, MapStage, UnitContext, UnitResult, WorkUnit, merge_stats, shard_plan
-from common.shards import ShardInfo, atomic_write_bytes, file_sha256, iter_batches
+from common.shards import ShardInfo, iter_batches
 from stages.mix.plan import MixPlan, make_plan, repeats
 
 PLAN = "plan.json"

@@ -19,9 +19,10 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 
+from common.files import fsync_dir
 from common.hashing import mix64, seeded_draws
 from common.runner import WORK_DIR
-from common.shards import ShardInfo, fsync_dir, iter_batches
+from common.shards import ShardInfo, iter_batches
 
 CHUNK_TOKENS = 1 << 23
 

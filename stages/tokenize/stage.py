@@ -20,10 +20,11 @@ import pyarrow.compute as pc
 
 from common.config import KilnConfig, TokenizeConfig
 from common.errors import KilnError
+from common.files import atomic_write_bytes, file_sha256
 from common.manifest import manifest_sha256, require_manifest
 from common.runner import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit
 from common.schema import CATEGORY_TYPE
-from common.shards import ShardInfo, atomic_write_bytes, file_sha256, iter_batches
+from common.shards import ShardInfo, iter_batches
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE
 from stages.tokenize.bpe import check_fits_uint16, largest_id, load_tokenizer, special_ids, train_tokenizer
 from stages.tokenize.encoders import HFEncoder, TiktokenEncoder, choose_encoder, make_encoder

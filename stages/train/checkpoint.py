@@ -9,7 +9,6 @@ only once the new one is in place, so a crash at any point leaves one complete c
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,6 +21,7 @@ import mindspore as ms
 from mindspore import nn
 
 from common.errors import KilnError
+from common.files import file_sha256, fsync_dir
 
 NAMES = ("latest", "best")
 MODEL_FILE = "model.safetensors"
@@ -33,24 +33,6 @@ DATA_FILES = (MODEL_FILE, OPTIMIZER_FILE, STATE_FILE)
 
 class CheckpointError(KilnError):
     """A checkpoint is missing, corrupt, or does not match the network or optimizer."""
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, read in 4 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(4 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fsync_path(path: Path) -> None:
-    """Flush a file's or a directory's contents (for a directory: its entries, i.e. renames) to disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -80,8 +62,8 @@ def save_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer
     _write_json(tmp / STATE_FILE, state)
     _write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in DATA_FILES})
     for f in (*DATA_FILES, CHECKSUMS_FILE):
-        fsync_path(tmp / f)
-    fsync_path(tmp)
+        fsync_dir(tmp / f)
+    fsync_dir(tmp)
 
     final = root / name
     old = root / f"{name}.old"
@@ -89,12 +71,12 @@ def save_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer
         if old.exists():
             shutil.rmtree(old)
         final.rename(old)
-        fsync_path(root)
+        fsync_dir(root)
     tmp.rename(final)
-    fsync_path(root)
+    fsync_dir(root)
     if old.exists():
         shutil.rmtree(old)
-        fsync_path(root)
+        fsync_dir(root)
     return final
 
 
