@@ -21,7 +21,7 @@ from common.config import DedupConfig, KilnConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes
 from common.manifest import require_manifest
-from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, run_tasks, shard_plan
+from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, input_schema_with, run_tasks, shard_plan
 from common.shards import ShardInfo, iter_batches, read_shard
 from stages.dedup.components import star_contraction_components, union_find_components
 from stages.dedup.lsh import band_keys, partition_of, star_edges
@@ -181,13 +181,6 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     _save_npz(decisions, **result)
 
 
-def _output_schema(ctx: UnitContext) -> pa.Schema:
-    info = ShardInfo(**ctx.unit.spec["shard"])
-    with pa.memory_map(str(ctx.input_dir / info.path)) as source:
-        schema = pa.ipc.open_file(source).schema
-    return schema.append(pa.field("dup_cluster_size", pa.int32()))
-
-
 def process(unit: WorkUnit, ctx: UnitContext) -> None:
     """Copy one input shard, keeping one document per duplicate cluster."""
     decisions = np.load(ctx.stage_dir / WORK_DIR / DECISIONS)
@@ -223,5 +216,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
                                                                        strict=True)}})
 
 
-STAGE = MapStage(name="dedup", input_stage="clean", output_schema=_output_schema, plan=shard_plan,
-                 process=process, prepare=prepare)
+STAGE = MapStage(
+    name="dedup", input_stage="clean", output_schema=input_schema_with(pa.field("dup_cluster_size", pa.int32())),
+    plan=shard_plan, process=process, prepare=prepare,
+)

@@ -22,7 +22,16 @@ from common.errors import KilnError
 from common.files import atomic_write_bytes, file_sha256
 from common.hashing import unit_interval
 from common.manifest import require_manifest
-from common.runner import WORK_DIR, MapStage, UnitContext, UnitResult, WorkUnit, merge_stats, shard_plan
+from common.runner import (
+    WORK_DIR,
+    MapStage,
+    UnitContext,
+    UnitResult,
+    WorkUnit,
+    input_schema_with,
+    merge_stats,
+    shard_plan,
+)
 from common.shards import ShardInfo, iter_batches
 from stages.mix.plan import MixPlan, make_plan, repeats
 
@@ -81,13 +90,6 @@ def _load_plan(stage_dir: Path) -> MixPlan:
     data = json.loads((stage_dir / WORK_DIR / PLAN).read_text())
     data.pop("budget")
     return MixPlan.from_dict(data)
-
-
-def _output_schema(ctx: UnitContext) -> pa.Schema:
-    info = ShardInfo(**ctx.unit.spec["shard"])
-    with pa.memory_map(str(ctx.input_dir / info.path)) as source:
-        schema = pa.ipc.open_file(source).schema
-    return schema.append(pa.field("repeat", pa.int32()))
 
 
 def _tally(categories: list[str], sources: list[str], langs: list[str], tokens: np.ndarray) -> dict:
@@ -176,5 +178,7 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
                                   sha256=file_sha256(path))]}
 
 
-STAGE = MapStage(name="mix", input_stage="dedup", output_schema=_output_schema, plan=shard_plan,
-                 process=process, prepare=prepare, finalize=finalize)
+STAGE = MapStage(
+    name="mix", input_stage="dedup", output_schema=input_schema_with(pa.field("repeat", pa.int32())),
+    plan=shard_plan, process=process, prepare=prepare, finalize=finalize,
+)
