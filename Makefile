@@ -9,6 +9,8 @@ CONFIG   ?=
 ARGS     ?=
 DEMO_DOCS ?=
 PYTEST_ARGS ?=
+NPROC    ?= 1
+TRAIN_CONFIG ?= configs/train-cpu.yaml
 
 PY       := $(VENV)/bin/python
 LOCKS    := requirements/data.lock requirements/nodeps.in requirements/dev.lock
@@ -23,11 +25,12 @@ TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
 
 .DEFAULT_GOAL := help
 .PHONY: help data test lint status venv lock clean-data
-.PHONY: train-venv test-train train-lock
+.PHONY: train train-venv test-train train-lock
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 	@echo "  variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
+	@echo "             NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
 
 $(STAMP): $(LOCKS) pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +72,15 @@ $(TRAIN_STAMP): requirements/train.lock pyproject.toml
 	@touch $@
 
 train-venv: $(TRAIN_STAMP) ## create or update .venv-train (MindSpore trainer)
+
+train: $(STAMP) $(TRAIN_STAMP) ## train TRAIN_CONFIG's model on make data's tokens (NPROC=2: data parallel with msrun)
+	@test -f $(DATA_DIR)/tokenize/train.bin || { echo "no $(DATA_DIR)/tokenize/train.bin: run make data first"; exit 2; }
+ifeq ($(NPROC),1)
+	$(TRAIN_PY) -m stages.train --data-dir $(DATA_DIR) --config $(TRAIN_CONFIG) $(ARGS)
+else
+	$(TRAIN_PY) -m stages.train.launch --nproc $(NPROC) -- --data-dir $(DATA_DIR) --config $(TRAIN_CONFIG) $(ARGS)
+endif
+	@$(VENV)/bin/kiln report $(DATA_DIR) >/dev/null && echo "  plots           $(DATA_DIR)/report/index.html"
 
 test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
 	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py

@@ -529,13 +529,20 @@ SECTIONS: dict[str, Section] = {
 
 
 def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
-    """Write ``index.html`` and its PNG charts to ``out_dir`` (default DATA_DIR/report); returns the page's path."""
+    """Write ``index.html`` and its PNG charts to ``out_dir`` (default DATA_DIR/report); returns the page's path.
+
+    The page has a section per finished data stage, then one for the training run in DATA_DIR/train.
+    """
+    from common.report_train import TRAIN_DIR, train_section
+    from stages.train.metrics import METRICS_NAME
+
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise KilnError(f"{data_dir} does not exist (run `make data DATA_DIR={data_dir}` first)")
     rows = stage_status(data_dir)
     finished = [row.stage for row in rows if row.state == "done"]
-    if not finished:
+    train_dir = data_dir / TRAIN_DIR
+    if not finished and not (train_dir / METRICS_NAME).exists():
         raise KilnError(f"no finished stage under {data_dir}: nothing to report (see `kiln status {data_dir}`)")
     out_dir = Path(out_dir) if out_dir is not None else data_dir / REPORT_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -549,6 +556,7 @@ def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
         stage = StageData(name, read_manifest(stage_dir), stats, out_dir, stage_dir)
         body = SECTIONS.get(name, _accounting_section)(stage)
         sections.append(f'<section id="{_e(name)}"><h2>{_e(name)}</h2>{body}</section>')
+    sections.append(train_section(train_dir, out_dir))
 
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

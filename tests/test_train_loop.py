@@ -87,12 +87,11 @@ def test_cli_trains_on_a_token_file(tmp_path: Path) -> None:
     config = tmp_path / "train.yaml"
     config.write_text("model: {d_model: 32, n_layers: 1, n_heads: 2, mlp: gelu, norm: layernorm}\n"
                       "optim: {lr: 0.01, min_lr: 0.001}\n")
-    result = _cli("--tokens", str(bin_path), "--config", str(config), "--steps", "40", "--global-batch", "4",
-                  "--threads", "1")
+    result = _cli("--tokens", str(bin_path), "--config", str(config), "--run-dir", str(tmp_path / "run"),
+                  "--set", "train.steps=40", "--set", "train.global_batch=4", "--set", "train.threads=1")
     assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    steps = [line for line in lines if "step" in line]
-    assert lines[0]["seq_len"] == 16 and len(steps) == 40
+    steps = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert len(steps) == 40 and "done: steps 0..40 of 40" in result.stdout
     assert steps[-1]["loss"] < 0.5 * steps[0]["loss"]
     assert steps[0]["lr"] == 0.01 and abs(steps[-1]["lr"] - 0.001) < 1e-9
 

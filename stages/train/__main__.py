@@ -1,80 +1,100 @@
-"""`python -m stages.train`: train the decoder on a packed token split (single process, CPU)."""
+"""`python -m stages.train`: train the decoder on the packed tokens of a Kiln data run."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 from pathlib import Path
-from typing import Any
 
-import yaml
+from common.errors import KilnError
 
-from common.errors import ConfigError, KilnError
-from stages.train.config import ModelConfig, OptimConfig, from_dict
+DESCRIPTION = """Train the Kiln decoder on the packed tokens that `make data` writes (DATA_DIR/tokenize/train.bin,
+with its .idx and meta.json beside it), evaluating on validation.bin from the same folder.
 
-DESCRIPTION = """Train the Kiln decoder on <tokens>.bin (with its .idx and meta.json beside it).
+The configuration is one YAML file with the sections model, optim, train, health and parallel
+(see configs/train-cpu.yaml); --set section.key=value overrides single keys. The vocabulary size
+comes from meta.json. Everything the run writes goes to --run-dir (default DATA_DIR/train):
+checkpoints/latest and checkpoints/best, metrics.jsonl, eval.jsonl, tensorboard/ and run.json.
 
---config reads a YAML file with optional `model:` and `optim:` sections (keys of ModelConfig
-and OptimConfig); the vocabulary size comes from meta.json. Batches are windows of seq_len + 1
-tokens whose order depends only on (--seed, step). Each step prints one JSON line with the
-loss, the gradient norm before clipping, the learning rate, whether the update was applied
-(non-finite losses or gradient norms are skipped in the graph) and the step time."""
+Rerunning the same command resumes from checkpoints/latest (or best, with a warning, when latest is
+corrupt); the data order depends only on (seed, step), so the result equals an uninterrupted run.
+SIGTERM saves latest and exits with 143. Under msrun (`make train NPROC=2`) each process trains one
+data-parallel rank; rank 0 writes the files.
+
+exit status: 0 done, 2 bad configuration or input, 3 stopped by the health checks, 143 SIGTERM."""
+
+HEALTH_EXIT = 3
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.train", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=Path, required=True, metavar="BIN", help="packed training split (.bin)")
-    parser.add_argument("--config", type=Path, default=None, metavar="FILE", help="YAML with model/optim sections")
-    parser.add_argument("--steps", type=int, default=100, help="optimizer steps (default 100)")
-    parser.add_argument("--global-batch", type=int, default=8, help="sequences per step (default 8)")
-    parser.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (default: meta.json)")
-    parser.add_argument("--seed", type=int, default=0, help="data order seed (default 0)")
-    parser.add_argument("--threads", type=int, default=2, help="MindSpore CPU operator threads (default 2)")
+    parser.add_argument("--data-dir", type=Path, default=Path("data"),
+                        help="root of a data run: reads tokenize/train.bin (default: data)")
+    parser.add_argument("--tokens", type=Path, default=None, metavar="BIN",
+                        help="training split (default: DATA_DIR/tokenize/train.bin)")
+    parser.add_argument("--validation", type=Path, default=None, metavar="BIN",
+                        help="held-out split (default: validation.bin beside the training split, if present)")
+    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
+                        help="trainer YAML (default: built-in defaults, a 110M-parameter model)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one key, e.g. --set train.steps=50 (repeatable)")
+    parser.add_argument("--run-dir", type=Path, default=None, help="where the run writes (default: DATA_DIR/train)")
+    parser.add_argument("--restart", action="store_true",
+                        help="ignore existing checkpoints in the run directory and start from step 0")
     return parser
 
 
-def _sections(path: Path | None) -> dict[str, dict[str, Any]]:
-    if path is None:
-        return {}
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"{path}: cannot read ({err})") from None
-    if not isinstance(loaded, dict) or set(loaded) - {"model", "optim"}:
-        raise ConfigError(f"{path}: expected a mapping with only 'model' and 'optim' sections")
-    return loaded
+def _summary_lines(summary, run_dir: Path) -> list[str]:
+    best = "none (no validation split)" if summary.best_val_loss is None else (
+        f"{summary.best_val_loss:.4f} (perplexity {math.exp(summary.best_val_loss):.2f})")
+    return [
+        f"done: steps {summary.start_step}..{summary.last_step} of {summary.total_steps}, "
+        f"{summary.parameters:,} parameters",
+        f"  train loss      {summary.first_loss:.4f} -> {summary.last_loss:.4f}",
+        f"  best val loss   {best}",
+        f"  skipped steps   {summary.skipped}",
+        f"  throughput      {summary.median_tokens_per_s:,.0f} tokens/s (median), MFU {summary.median_mfu:.2%}, "
+        f"data wait {summary.data_wait_fraction:.2%} of step time",
+        f"  checkpoints     {run_dir / 'checkpoints'}/{{latest,best}}",
+        f"  metrics         {run_dir / 'metrics.jsonl'}, {run_dir / 'eval.jsonl'}",
+        f"  tensorboard     tensorboard --logdir {run_dir / 'tensorboard'}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        from stages.train.data import DataOrder, open_tokens
-        from stages.train.loop import make_train_step, run_steps, setup_cpu
-        from stages.train.model import GPT, count_parameters
-        from stages.train.optim import build_optimizer, clip_norm_for, lr_at
+        from stages.train.data import open_tokens
+        from stages.train.distributed import join_world
+        from stages.train.health import TrainingHealthError
+        from stages.train.loop import setup_cpu
+        from stages.train.run_config import load_trainer_config
+        from stages.train.trainer import SIGTERM_EXIT, Preempted, Trainer
 
-        sections = _sections(args.config)
-        tokens = open_tokens(args.tokens, args.seq_len)
-        model_cfg = from_dict(ModelConfig, "model", {"max_seq_len": tokens.seq_len, **sections.get("model", {}),
-                                                     "vocab_size": tokens.vocab_size})
-        optim_cfg = from_dict(OptimConfig, "optim", sections.get("optim", {}))
-        if tokens.seq_len > model_cfg.max_seq_len:
-            raise ConfigError(f"seq_len {tokens.seq_len} exceeds model.max_seq_len {model_cfg.max_seq_len}")
-        setup_cpu(args.threads)
-        model = GPT(model_cfg)
-        optimizer = build_optimizer(model, optim_cfg, args.steps)
-        step_fn = make_train_step(model, optimizer, clip_norm_for(optim_cfg, args.global_batch))
-        order = DataOrder(len(tokens), args.global_batch, args.seed)
-        print(json.dumps({"parameters": count_parameters(model), "windows": len(tokens), "seq_len": tokens.seq_len}),
-              flush=True)
-        batches = (order.batch(tokens, step) for step in range(args.steps))
-        for record in run_steps(step_fn, batches, args.steps):
-            print(json.dumps({"step": record.step, "loss": round(record.loss, 5),
-                              "grad_norm": round(record.grad_norm, 5),
-                              "lr": lr_at(record.step, optim_cfg, args.steps), "applied": record.applied,
-                              "seconds": round(record.seconds, 4)}), flush=True)
+        tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
+        config = load_trainer_config(args.config, args.overrides)
+        tokens = open_tokens(tokens_path, config.train.seq_len)
+        config = config.with_vocab_size(tokens.vocab_size)
+        validation_path = args.validation or tokens_path.with_name("validation.bin")
+        validation = None
+        if args.validation or validation_path.is_file():
+            validation = open_tokens(validation_path, tokens.seq_len)
+        run_dir = args.run_dir or args.data_dir / "train"
+        setup_cpu(config.train.threads)
+        world = join_world()
+        trainer = Trainer(config, tokens, run_dir, validation=validation, world=world, restart=args.restart)
+        try:
+            summary = trainer.run()
+        except Preempted as stopped:
+            print(f"stopped: {stopped}", file=sys.stderr)
+            return SIGTERM_EXIT
+        if world.is_main:
+            print("\n".join(_summary_lines(summary, run_dir)), flush=True)
+    except TrainingHealthError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return HEALTH_EXIT
     except (KilnError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -110,3 +110,39 @@ class OptimConfig:
             _check(0 <= value < 1, f"optim.{name}={value} must lie in [0, 1)")
         if self.clip_norm is not None:
             _positive("optim", "clip_norm", self.clip_norm)
+
+
+DEVICES_AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The run itself: length, batch, data order, evaluation and checkpoint cadence.
+
+    ``seq_len`` None takes the packed split's seq_len from meta.json. ``eval_every`` and
+    ``checkpoint_every`` of 0 mean only at the end; a progress line is printed every
+    ``log_every`` steps. ``device`` names the MFU peak (a key of
+    the metrics peak table) or ``auto``: the CPU estimate on CPU.
+    """
+
+    steps: int = 200
+    global_batch: int = 8
+    seq_len: int | None = None
+    seed: int = 0
+    eval_every: int = 50
+    eval_batches: int = 8
+    checkpoint_every: int = 50
+    log_every: int = 10
+    threads: int = 2
+    device: str = DEVICES_AUTO
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "global_batch", "eval_batches", "log_every", "threads"):
+            _positive("train", name, getattr(self, name))
+        if self.seq_len is not None:
+            _positive("train", "seq_len", self.seq_len)
+        for name in ("eval_every", "checkpoint_every"):
+            value = getattr(self, name)
+            _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                   f"train.{name} must be an integer >= 0, got {value!r}")
+        _check(isinstance(self.seed, int) and not isinstance(self.seed, bool), f"train.seed must be an integer, got {self.seed!r}")

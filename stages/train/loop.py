@@ -31,11 +31,14 @@ def global_norm(grads: tuple[Tensor, ...]) -> Tensor:
     return ops.sqrt(ops.addn([ops.sum(ops.square(ops.cast(g, ms.float32))) for g in grads]))
 
 
-def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float) -> StepFn:
+def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
+                    grad_reducer: nn.Cell | None = None, loss_mean: nn.Cell | None = None) -> StepFn:
     """A compiled step (inputs, labels) -> (loss, grad norm before clipping, applied).
 
     The update is skipped in the graph when the loss or the gradient norm is not finite; the
     optimizer's step counter still advances, so the schedule stays aligned with the trainer's step.
+    Under data parallel, ``grad_reducer`` averages the gradients over the ranks before the norm
+    is taken and ``loss_mean`` averages the reported loss, so every rank makes the same decision.
     """
 
     def forward(inputs: Tensor, labels: Tensor) -> Tensor:
@@ -48,6 +51,9 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float) -
     @ms.jit
     def train_step(inputs: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         loss, grads = grad_fn(inputs, labels)
+        if grad_reducer is not None:
+            grads = grad_reducer(grads)
+            loss = loss_mean(loss)
         grad_norm = global_norm(grads)
         applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
         if applied:

@@ -1,14 +1,22 @@
-"""Per-step training metrics as JSONL, model FLOPs per token, MFU and a per-device peak table."""
+"""Training metrics: per-step and eval records as JSONL and TensorBoard events, model FLOPs per token, MFU, peak table."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 
 from common.errors import ConfigError
+
+METRICS_NAME = "metrics.jsonl"
+EVAL_NAME = "eval.jsonl"
+TENSORBOARD_DIR = "tensorboard"
+RUN_NAME = "run.json"
+"""File names inside a run directory (``DATA_DIR/train`` by default)."""
 
 PEAK_TFLOPS: dict[str, float] = {
     "ascend-910b1": 414.0,
@@ -87,6 +95,16 @@ class StepMetrics:
                    mfu=mfu(tokens_per_s, flops_per_token, peak_flops), skipped=skipped)
 
 
+@dataclass(frozen=True)
+class EvalMetrics:
+    """One line of ``eval.jsonl``: a validation pass at ``step``."""
+
+    step: int
+    val_loss: float
+    val_perplexity: float
+    val_tokens: int
+
+
 def _json_value(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -94,20 +112,22 @@ def _json_value(value: object) -> object:
 
 
 class MetricsWriter:
-    """Appends one JSON object per step to a JSONL file, flushed after every line.
+    """Appends one JSON object per record (a step or an evaluation) to a JSONL file, flushed after every line.
 
-    Non-finite numbers (a skipped step's NaN loss) are written as ``null`` so every line is valid JSON.
+    Non-finite numbers (a skipped step's NaN loss) are written as ``null`` so every line is valid JSON. An
+    unterminated last line, left by a crash in mid-write, is cut off before appending.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _drop_partial_line(self.path)
         self._file = self.path.open("a", encoding="utf-8")
 
-    def write(self, metrics: StepMetrics) -> None:
-        """Append ``metrics`` as one line and flush it."""
-        record = {key: _json_value(value) for key, value in asdict(metrics).items()}
-        self._file.write(json.dumps(record, allow_nan=False) + "\n")
+    def write(self, record: StepMetrics | EvalMetrics) -> None:
+        """Append ``record`` as one line and flush it."""
+        values = {key: _json_value(value) for key, value in asdict(record).items()}
+        self._file.write(json.dumps(values, allow_nan=False) + "\n")
         self._file.flush()
 
     def close(self) -> None:
@@ -115,6 +135,110 @@ class MetricsWriter:
         self._file.close()
 
     def __enter__(self) -> MetricsWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _drop_partial_line(path: Path) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as file:
+        file.seek(-1, 2)
+        if file.read(1) == b"\n":
+            return
+        file.seek(0)
+        file.truncate(file.read().rfind(b"\n") + 1)
+
+
+STEP_TAGS: dict[str, str] = {
+    "loss": "train/loss",
+    "grad_norm": "train/grad_norm",
+    "lr": "train/lr",
+    "tokens_per_s": "perf/tokens_per_s",
+    "step_time": "perf/step_time",
+    "data_wait_fraction": "perf/data_wait_fraction",
+    "tflops": "perf/tflops",
+    "mfu": "perf/mfu",
+    "skipped": "health/skipped",
+}
+"""StepMetrics field -> TensorBoard scalar tag."""
+
+
+class TensorBoardWriter:
+    """Scalars of every step and evaluation as TensorBoard event files under ``<run_dir>/tensorboard``.
+
+    Non-finite values are left out, so a skipped step leaves a gap instead of a spike to infinity.
+    ``purge_step`` (the first step a resumed run will redo) hides the events a crashed run wrote
+    from that step on. Each writer opens a new event file, named with the process id and the time
+    in nanoseconds so that a restart within the same second does not overwrite the previous one.
+    """
+
+    def __init__(self, run_dir: str | Path, purge_step: int | None = None, flush_secs: int = 30) -> None:
+        from tensorboardX import SummaryWriter
+
+        self.log_dir = Path(run_dir) / TENSORBOARD_DIR
+        self._writer = SummaryWriter(logdir=str(self.log_dir), purge_step=purge_step, flush_secs=flush_secs,
+                                     filename_suffix=f".{os.getpid()}.{time.time_ns()}")
+
+    def _scalars(self, step: int, values: dict[str, float]) -> None:
+        for tag, value in values.items():
+            if math.isfinite(value):
+                self._writer.add_scalar(tag, value, step)
+
+    def write_step(self, metrics: StepMetrics) -> None:
+        """Queue the step's scalars (``health/skipped`` is 1 for a skipped update, else 0)."""
+        self._scalars(metrics.step, {tag: float(getattr(metrics, name)) for name, tag in STEP_TAGS.items()})
+
+    def write_eval(self, step: int, val_loss: float, val_perplexity: float) -> None:
+        """Write a validation pass's loss and perplexity and flush, so they show up at once."""
+        self._scalars(step, {"eval/loss": val_loss, "eval/perplexity": val_perplexity})
+        self.flush()
+
+    def flush(self) -> None:
+        """Write queued events to disk."""
+        self._writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the event file."""
+        self._writer.close()
+
+    def __enter__(self) -> TensorBoardWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class RunMetrics:
+    """What the training loop logs to a run directory: ``metrics.jsonl``, ``eval.jsonl`` and TensorBoard events."""
+
+    def __init__(self, run_dir: str | Path, purge_step: int | None = None) -> None:
+        run_dir = Path(run_dir)
+        self._steps = MetricsWriter(run_dir / METRICS_NAME)
+        self._evals = MetricsWriter(run_dir / EVAL_NAME)
+        self._tensorboard = TensorBoardWriter(run_dir, purge_step)
+
+    def step(self, metrics: StepMetrics) -> None:
+        """Log one training step."""
+        self._steps.write(metrics)
+        self._tensorboard.write_step(metrics)
+
+    def eval(self, step: int, val_loss: float, val_perplexity: float, val_tokens: int) -> None:
+        """Log one validation pass."""
+        self._evals.write(EvalMetrics(step, val_loss, val_perplexity, val_tokens))
+        self._tensorboard.write_eval(step, val_loss, val_perplexity)
+
+    def close(self) -> None:
+        """Close every file."""
+        self._steps.close()
+        self._evals.close()
+        self._tensorboard.close()
+
+    def __enter__(self) -> RunMetrics:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -107,8 +107,9 @@ class Attention(nn.Cell):
     def construct(self, x: Tensor) -> Tensor:
         batch, seq, width = x.shape
         qkv = self.qkv(x).reshape(batch, seq, 3, self.n_heads, self.head_dim)
-        qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        # Unstack, not qkv[0], qkv[1], qkv[2]: each index is a StridedSlice, which MindSpore's CPU kernel
+        # copies about ten times slower than Unstack splits the three.
+        q, k, v = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 0)
         if self.use_rope:
             cos, sin = self.cos[:seq], self.sin[:seq]
             q = apply_rope(q, cos, sin)
@@ -177,6 +178,7 @@ class GPT(nn.Cell):
         self.blocks = nn.CellList([Block(cfg) for _ in range(cfg.n_layers)])
         self.final_norm = make_norm(cfg)
         self.tied = cfg.tie_embeddings
+        self.head_matmul = ops.MatMul(transpose_b=True)
         if not self.tied:
             self.lm_head = nn.Dense(cfg.d_model, cfg.vocab_size, weight_init=init, has_bias=False)
 
@@ -187,7 +189,14 @@ class GPT(nn.Cell):
         for block in self.blocks:
             x = block(x)
         x = self.final_norm(x)
-        logits = ops.matmul(x, ops.transpose(self.wte.embedding_table, (1, 0))) if self.tied else self.lm_head(x)
+        if self.tied:
+            # x (batch·seq, d) @ tableᵀ as one 2-D MatMul with transpose_b: ops.matmul of a 3-D x and a 2-D
+            # transposed table broadcast the table to (batch, d, vocab) and ran a batched matmul.
+            batch, seq, width = x.shape
+            logits = self.head_matmul(x.reshape(batch * seq, width), self.wte.embedding_table)
+            logits = logits.reshape(batch, seq, self.cfg.vocab_size)
+        else:
+            logits = self.lm_head(x)
         return ops.cast(logits, ms.float32)
 
 

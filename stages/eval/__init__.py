@@ -1,0 +1,1 @@
+"""Evaluate trained checkpoints: validation perplexity, multiple-choice accuracy (CMMLU/C-Eval CSVs), sample text."""

@@ -1,0 +1,81 @@
+"""Data-parallel plumbing: joining the msrun world, reducing gradients, and agreeing on a stop across ranks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import mindspore as ms
+from mindspore import Tensor, nn, ops
+
+
+@dataclass(frozen=True)
+class World:
+    """This process's place among the data-parallel ranks."""
+
+    rank: int = 0
+    size: int = 1
+
+    @property
+    def distributed(self) -> bool:
+        return self.size > 1
+
+    @property
+    def is_main(self) -> bool:
+        """Rank 0 alone writes checkpoints, metrics and logs."""
+        return self.rank == 0
+
+
+def launched_by_msrun() -> bool:
+    """msrun (or the equivalent MS_ROLE/MS_SCHED_* variables) started this process as the scheduler or a worker."""
+    return os.environ.get("MS_ROLE") in ("MS_SCHED", "MS_WORKER")
+
+
+def join_world() -> World:
+    """Initialise the collective backend and data-parallel mode when started by msrun; a world of one otherwise.
+
+    msrun runs this same program as the scheduler too: there ``init()`` serves the cluster and
+    ends the process when the workers are done. Call after :func:`stages.train.loop.setup_cpu`
+    and before building the network.
+    """
+    if not launched_by_msrun():
+        return World()
+    from mindspore.communication import get_group_size, get_rank, init
+
+    init()
+    world = World(rank=get_rank(), size=get_group_size())
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    return world
+
+
+def gradient_reducer(parameters: list[ms.Parameter], world: World) -> nn.Cell | None:
+    """Averages gradients over the ranks (None in a world of one)."""
+    if not world.distributed:
+        return None
+    return nn.DistributedGradReducer(parameters, mean=True, degree=world.size)
+
+
+class RankMean(nn.Cell):
+    """Mean of a scalar over the ranks, so every rank reports and judges the same loss."""
+
+    def __init__(self, world: World):
+        super().__init__()
+        self.size = float(world.size)
+        self.all_reduce = ops.AllReduce()
+
+    def construct(self, value: Tensor) -> Tensor:
+        return self.all_reduce(value) / self.size
+
+
+def agree_to_stop(requested: bool, world: World) -> bool:
+    """True on every rank when any rank was asked to stop (a SIGTERM reaches ranks at different steps)."""
+    if not world.distributed:
+        return requested
+    flag = Tensor([1.0 if requested else 0.0], ms.float32)
+    return bool(ops.AllReduce()(flag).asnumpy()[0] > 0)  # the CPU backend reduces by sum only
+
+
+def barrier(world: World) -> None:
+    """Wait until every rank arrives (rank 0 finishing a checkpoint before the others exit)."""
+    if world.distributed:
+        ops.AllReduce()(Tensor([0.0], ms.float32)).asnumpy()

@@ -1,0 +1,335 @@
+"""The evaluator: validation perplexity, multiple-choice scoring of CMMLU/C-Eval CSVs, sampling, and its CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import mindspore as ms
+import numpy as np
+import pytest
+from mindspore import Tensor, nn, ops
+
+from common.tokens import TokenDataset
+from stages.eval.__main__ import main
+from stages.eval.codec import Codec
+from stages.eval.errors import EvalError
+from stages.eval.forward import CompiledForward, forward_of
+from stages.eval.generate import Generation, generate, next_token
+from stages.eval.multiple_choice import (
+    continuation_logliks,
+    evaluate_multiple_choice,
+    option_logliks,
+    predictions,
+    prompt_and_answers,
+)
+from stages.eval.perplexity import validation_loss
+from stages.eval.questions import QuestionSet, read_question_set
+from stages.tokenize.bpe import special_ids, train_tokenizer
+from stages.train.checkpoint import save_checkpoint
+from stages.train.config import ModelConfig, OptimConfig
+from stages.train.loop import make_train_step, setup_cpu
+from stages.train.model import GPT
+from stages.train.optim import build_optimizer
+
+setup_cpu(1)
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = sorted((REPO / "stages" / "eval" / "samples").glob("*.csv"))
+HEADER = ",Question,A,B,C,D,Answer\n"
+TINY = ModelConfig(vocab_size=300, d_model=16, n_layers=1, n_heads=2, max_seq_len=32)
+
+
+class Bigram(nn.Cell):
+    """Logits of the next token from a fixed table indexed by the current token: likelihoods a test controls."""
+
+    def __init__(self, table: np.ndarray):
+        super().__init__()
+        self.table = Tensor(table, ms.float32)
+
+    def construct(self, tokens: Tensor) -> Tensor:
+        return ops.gather(self.table, tokens, 0)
+
+
+def chain_table(vocab: int, chain: list[int], strength: float = 12.0) -> np.ndarray:
+    """A bigram table under which each token of ``chain`` is by far the likeliest successor of the one before."""
+    table = np.zeros((vocab, vocab), np.float32)
+    for current, following in zip(chain, chain[1:], strict=False):
+        table[current, following] = strength
+    return table
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    logits = logits.astype(np.float64)
+    top = logits.max(-1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+
+
+def reference_nll(model: nn.Cell, inputs: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Per-token negative log-likelihood (batch, seq) from the model's logits, in float64."""
+    log_probs = log_softmax(model(Tensor(inputs)).asnumpy())
+    return -np.take_along_axis(log_probs, labels[..., None].astype(np.int64), -1)[..., 0]
+
+
+def write_split(folder: Path, name: str, stream: np.ndarray, seq_len: int) -> Path:
+    """A packed split as the tokenize stage writes it, with meta.json naming tokenizer.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stream.astype(np.uint16).tofile(folder / f"{name}.bin")
+    np.array([0, stream.size], np.int64).tofile(folder / f"{name}.idx")
+    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": TINY.vocab_size, "eos_id": 0, "pad_id": 1,
+            "seq_len": seq_len, "tokenizer": {"file": "tokenizer.json"},
+            "splits": {name: {"bin": f"{name}.bin", "idx": f"{name}.idx", "tokens": int(stream.size), "documents": 1}}}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return folder / f"{name}.bin"
+
+
+def write_csv(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def codec() -> Codec:
+    texts = [path.read_text(encoding="utf-8") for path in SAMPLES] * 3
+    tokenizer = train_tokenizer(texts, TINY.vocab_size)
+    return Codec(tokenizer, special_ids(tokenizer)[0])
+
+
+@pytest.fixture(scope="module")
+def model() -> GPT:
+    return GPT(TINY)
+
+
+def snapshot(cell: nn.Cell) -> dict[str, bytes]:
+    return {name: p.asnumpy().tobytes() for name, p in cell.parameters_dict().items()}
+
+
+# Perplexity
+
+
+def test_validation_loss_matches_a_numpy_reference_whatever_the_batching(tmp_path: Path, model: GPT) -> None:
+    stream = np.random.default_rng(0).integers(0, TINY.vocab_size, 5 * 8 + 1)
+    tokens = TokenDataset(write_split(tmp_path, "validation", stream, seq_len=8))
+    before = snapshot(model)
+
+    result = validation_loss(model, tokens, batch_size=2)
+
+    inputs, labels = tokens.batch(range(5))
+    nll = reference_nll(model, inputs, labels)
+    assert (result.windows, result.tokens) == (5, 40)
+    assert result.loss == pytest.approx(nll.mean(), rel=1e-5)
+    assert result.perplexity == pytest.approx(math.exp(result.loss), rel=1e-12)
+    for batch_size in (5, 8):
+        assert validation_loss(model, tokens, batch_size).loss == pytest.approx(result.loss, rel=1e-6)
+    partial = validation_loss(model, tokens, batch_size=2, max_batches=1)
+    assert (partial.windows, partial.tokens) == (2, 16)
+    assert partial.loss == pytest.approx(nll[:2].mean(), rel=1e-5)
+    assert snapshot(model) == before
+
+
+def test_validation_loss_follows_the_weights_as_training_updates_them(tmp_path: Path) -> None:
+    net = GPT(TINY)
+    tokens = TokenDataset(write_split(tmp_path, "validation", np.arange(4 * 8 + 1) % 5, seq_len=8))
+    before = validation_loss(net, tokens, batch_size=4)
+    step = make_train_step(net, build_optimizer(net, OptimConfig(lr=1e-2, warmup_ratio=0.0), 10), clip_norm=1.0)
+    inputs, labels = tokens.batch(range(4))
+    for _ in range(3):
+        step(Tensor(inputs), Tensor(labels))
+    after = validation_loss(net, tokens, batch_size=4)
+    nll = reference_nll(net, inputs, labels)
+    assert after.loss < before.loss
+    assert after.loss == pytest.approx(nll.mean(), rel=1e-5)
+
+
+def test_validation_loss_refuses_windows_longer_than_the_model(tmp_path: Path, model: GPT) -> None:
+    tokens = TokenDataset(write_split(tmp_path, "validation", np.zeros(100), seq_len=64))
+    with pytest.raises(EvalError, match="exceed the model's max_seq_len 32"):
+        validation_loss(model, tokens, batch_size=2)
+
+
+# Multiple choice
+
+
+def test_sample_files_are_scored_with_per_file_counts(model: GPT, codec: Codec) -> None:
+    sets = [read_question_set(path) for path in SAMPLES]
+    result = evaluate_multiple_choice(forward_of(model), codec, sets)
+    assert [f.path.name for f in result.files] == ["ceval_sample.csv", "cmmlu_sample.csv", "english_sample.csv"]
+    assert [f.questions for f in result.files] == [6, 8, 6]
+    assert result.questions == 20
+    for counts in (*result.files, result):
+        assert 0 <= counts.correct <= counts.questions and 0 <= counts.accuracy <= 1 and 0 <= counts.accuracy_norm <= 1
+
+
+def test_the_option_the_model_prefers_is_chosen(tmp_path: Path, codec: Codec) -> None:
+    path = write_csv(tmp_path / "colours.csv", HEADER + "0,Which colour is the sky?,green,red,blue,pink,C\n")
+    question_set = read_question_set(path)
+    prompt, answers = prompt_and_answers(question_set.questions[0])
+    table = chain_table(TINY.vocab_size, [codec.encode_prompt(prompt)[-1], *codec.encode(answers[2])])
+    forward = CompiledForward(Bigram(table), max_seq_len=64)
+
+    right = evaluate_multiple_choice(forward, codec, [question_set])
+    assert (right.correct, right.correct_norm, right.accuracy) == (1, 1, 1.0)
+    relabelled = QuestionSet(path, (replace(question_set.questions[0], answer=1),))
+    wrong = evaluate_multiple_choice(forward, codec, [relabelled])
+    assert (wrong.correct, wrong.correct_norm, wrong.accuracy) == (0, 0, 0.0)
+
+
+def test_length_normalisation_favours_the_better_score_per_character() -> None:
+    assert predictions([-3.0, -4.0, -9.0, -9.5], ["no", " yes indeed", "x", "y"]) == (0, 1)
+
+
+def test_loglikelihoods_equal_the_model_logits(model: GPT) -> None:
+    forward = forward_of(model)
+    context = [0, 5, 6]
+    continuations = [[7], [8, 9], [10, 11, 12]]
+    long_context = list(range(2, 42))
+    rows = [context + c for c in continuations] + [(long_context + [7, 8])[-33:]]
+    inputs = np.zeros((4, 32), np.int32)
+    for i, row in enumerate(rows):
+        inputs[i, :len(row) - 1] = row[:-1]
+    log_probs = log_softmax(model(Tensor(inputs)).asnumpy())
+
+    def reference(i: int, scored: int) -> float:
+        row = rows[i]
+        return sum(log_probs[i, t - 1, row[t]] for t in range(len(row) - scored, len(row)))
+
+    expected = [reference(i, len(c)) for i, c in enumerate(continuations)]
+    assert continuation_logliks(forward, context, continuations) == pytest.approx(expected, rel=1e-5)
+    assert continuation_logliks(forward, long_context, [[7, 8]]) == pytest.approx([reference(3, 2)], rel=1e-5)
+
+
+def test_option_logliks_score_each_option(model: GPT, codec: Codec) -> None:
+    question = read_question_set(SAMPLES[2]).questions[0]
+    logliks = option_logliks(forward_of(model), codec, question)
+    assert len(logliks) == 4 and all(value < 0 for value in logliks)
+
+
+def test_both_layouts_and_any_case_of_column_names_are_read(tmp_path: Path) -> None:
+    cmmlu = read_question_set(SAMPLES[1])
+    assert cmmlu.questions[0].question == "中国的首都是哪座城市？" and cmmlu.questions[0].answer == 1
+    assert read_question_set(SAMPLES[0]).questions[2].options[0] == "应用层"
+    shouting = write_csv(tmp_path / "shout.csv", "ID,QUESTION,a,b,c,d,ANSWER\n1,q?,w,x,y,z, d \n\n")
+    [question] = read_question_set(shouting).questions
+    assert (question.question, question.options, question.answer) == ("q?", ("w", "x", "y", "z"), 3)
+
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (",Question,A,B,C,Answer\n0,q,a,b,c,A\n", r"bad\.csv: missing column\(s\) \['d'\]"),
+    (HEADER + "0,q,a,b,c,d,A\n1,q,a,b,c,d,E\n", r"bad\.csv: row 2 \(line 3\): answer 'E' is not one of A, B, C, D"),
+    (HEADER + "0,q,a,b, ,d,A\n", r"bad\.csv: row 1 \(line 2\): option C is empty"),
+    (HEADER + "0,,a,b,c,d,A\n", r"bad\.csv: row 1 \(line 2\): the question is empty"),
+    (HEADER + "0,q,a,b,c,A\n", r"bad\.csv: row 1 \(line 2\): 6 fields, the header has 7"),
+    (HEADER, r"bad\.csv: no questions"),
+    ("", r"bad\.csv: empty file"),
+])
+def test_bad_csvs_name_the_file_and_row(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(EvalError, match=message):
+        read_question_set(write_csv(tmp_path / "bad.csv", text))
+
+
+def test_unreadable_csvs_are_refused(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes(HEADER.encode() + "0,caf\xe9,a,b,c,d,A\n".encode("latin-1"))
+    with pytest.raises(EvalError, match=r"latin\.csv: not UTF-8"):
+        read_question_set(latin)
+    with pytest.raises(EvalError, match=r"missing\.csv: benchmark file not found"):
+        read_question_set(tmp_path / "missing.csv")
+
+
+# Generation
+
+
+def test_greedy_generation_is_deterministic_and_stops_at_eos() -> None:
+    forward = CompiledForward(Bigram(chain_table(16, [3, 5, 7, 9, 0])), max_seq_len=8)
+    first = generate(forward, [3], max_new_tokens=10, eos_id=0)
+    assert first == Generation(tokens=(5, 7, 9), stopped_at_eos=True)
+    assert generate(forward, [3], max_new_tokens=10, eos_id=0) == first
+    assert generate(forward, [3], max_new_tokens=2, eos_id=0) == Generation(tokens=(5, 7), stopped_at_eos=False)
+    longer_than_the_context = [11] * 20 + [5]
+    assert generate(forward, longer_than_the_context, max_new_tokens=10, eos_id=0) == Generation((7, 9), True)
+
+
+def test_sampling_is_seeded_and_top_k_limits_the_choice() -> None:
+    forward = CompiledForward(Bigram(np.zeros((16, 16), np.float32)), max_seq_len=8)
+    runs = [generate(forward, [3], max_new_tokens=6, eos_id=99, temperature=1.0, seed=seed) for seed in (1, 1, 2)]
+    assert runs[0] == runs[1] != runs[2]
+    rng = np.random.default_rng(0)
+    drawn = {next_token(np.arange(10, dtype=np.float32), rng, temperature=2.0, top_k=3) for _ in range(60)}
+    assert drawn == {7, 8, 9}
+    with pytest.raises(EvalError, match="temperature"):
+        generate(forward, [3], max_new_tokens=2, eos_id=0, temperature=-1.0)
+
+
+# CLI
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory, codec: Codec) -> tuple[Path, GPT, Path]:
+    """A run folder with one checkpoint of a tiny model, and the validation split and tokenizer beside its tokens."""
+    root = tmp_path_factory.mktemp("run")
+    text = " ".join(path.read_text(encoding="utf-8") for path in SAMPLES)
+    validation = write_split(root / "tokens", "validation", np.array(codec.encode(text)[:200]), seq_len=16)
+    codec.tokenizer.save(str(root / "tokens" / "tokenizer.json"))
+    net = GPT(TINY)
+    net.wte.embedding_table.set_data(Tensor(np.random.default_rng(1).normal(0, 0.5, (300, 16)), ms.float32))
+    optimizer = build_optimizer(net, OptimConfig(), total_steps=10)
+    save_checkpoint(root / "checkpoints", "latest", net, optimizer,
+                    {"step": 7, "model": TINY.as_dict(), "tokens": str(root / "tokens" / "train.bin")})
+    return root, net, validation
+
+
+def test_cli_reports_the_saved_model_as_json(run_dir: tuple[Path, GPT, Path], capsys: pytest.CaptureFixture) -> None:
+    root, net, validation = run_dir
+    code = main(["--checkpoint", str(root / "checkpoints"), "--threads", "1", "--json", "--batch-size", "4",
+                 "--prompt", "hello", "--max-new-tokens", "3"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["step"] == 7
+    expected = validation_loss(net, TokenDataset(validation), batch_size=4)
+    assert report["perplexity"]["loss"] == pytest.approx(expected.loss, rel=1e-6)
+    assert report["perplexity"]["windows"] == expected.windows == 12
+    files = report["multiple_choice"]["files"]
+    assert [(Path(f["file"]).name, f["questions"]) for f in files] == [
+        ("ceval_sample.csv", 6), ("cmmlu_sample.csv", 8), ("english_sample.csv", 6)]
+    assert report["multiple_choice"]["overall"]["questions"] == 20
+    [generation] = report["generations"]
+    assert generation["prompt"] == "hello" and generation["new_tokens"] <= 3
+
+
+def test_cli_prints_a_readable_summary(run_dir: tuple[Path, GPT, Path], capsys: pytest.CaptureFixture) -> None:
+    root, _, _ = run_dir
+    argv = ["--checkpoint", str(root), "--threads", "1", "--mc", str(SAMPLES[1]), "--prompt", "--max-batches", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "perplexity" in out and "step 7" in out
+    assert "cmmlu_sample.csv" in out and "overall" in out and "generations" not in out
+
+
+def test_cli_errors_are_one_line_with_exit_code_2(run_dir: tuple[Path, GPT, Path], tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    root, _, _ = run_dir
+    bad = write_csv(tmp_path / "bad.csv", HEADER + "0,q,a,b,c,d,F\n")
+    cases = [
+        (["--checkpoint", str(tmp_path / "nowhere")], "nowhere: checkpoint folder not found"),
+        (["--checkpoint", str(tmp_path)], "holds no checkpoint"),
+        (["--checkpoint", str(root), "--mc", str(bad)], "bad.csv: row 1 (line 2): answer 'F'"),
+        (["--checkpoint", str(root), "--tokenizer", str(tmp_path / "none.json")],
+         "none.json: tokenizer file not found"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_cli_help_explains_the_options() -> None:
+    done = subprocess.run([sys.executable, "-m", "stages.eval", "--help"], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0
+    for option in ("--checkpoint", "--tokens", "--mc", "--prompt", "--top-k", "--temperature", "--json", "CMMLU"):
+        assert option in done.stdout
