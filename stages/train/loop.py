@@ -1,14 +1,11 @@
-"""The compiled training step and a short single-process training loop."""
+"""The compiled training step: forward, backward, gradient reduction, clipping and the guarded update."""
 
 from __future__ import annotations
 
 import functools
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import mindspore as ms
-import numpy as np
 from mindspore import Tensor, nn, ops
 
 from stages.train.loss import masked_cross_entropy
@@ -64,25 +61,3 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
         return loss, grad_norm, applied
 
     return train_step
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """What one step reports."""
-
-    step: int
-    loss: float
-    grad_norm: float
-    applied: bool
-    seconds: float
-
-
-def run_steps(step_fn: StepFn, batches: Iterator[tuple[np.ndarray, np.ndarray]], steps: int,
-              start_step: int = 0) -> Iterator[StepRecord]:
-    """Run ``steps`` steps on the batches in turn, yielding one record per step."""
-    for step in range(start_step, start_step + steps):
-        inputs, labels = next(batches)
-        began = time.perf_counter()
-        loss, grad_norm, applied = step_fn(Tensor(inputs, ms.int32), Tensor(labels, ms.int32))
-        yield StepRecord(step=step, loss=float(loss.asnumpy()), grad_norm=float(grad_norm.asnumpy()),
-                         applied=bool(applied.asnumpy()), seconds=time.perf_counter() - began)
