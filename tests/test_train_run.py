@@ -265,3 +265,16 @@ def test_two_process_resume_after_sigkill_is_bit_exact(data: Path, data_parallel
     result = run(command, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert_bit_equal(weights(run_dir), weights(data_parallel))
+
+
+def test_launcher_builds_the_msrun_command_for_several_nodes(tmp_path: Path) -> None:
+    from stages.train.launch import msrun_command, worker_env
+
+    command = msrun_command(8, ["--data-dir", "/data"], nnodes=4, node_rank=2, master_addr="kiln-train-0.kiln",
+                            master_port=8118, log_dir=tmp_path)
+    assert {"--worker_num=32", "--local_worker_num=8", "--node_rank=2", "--master_addr=kiln-train-0.kiln",
+            "--master_port=8118", "--join=True"} <= set(command)
+    assert command[-5:] == ["python", "-m", "stages.train", "--data-dir", "/data"]
+    assert worker_env()["PATH"].split(os.pathsep)[0] == str(Path(PYTHON).parent)
+    result = run([PYTHON, "-m", "stages.train.launch", "--nnodes", "2", "--", "--data-dir", str(tmp_path)])
+    assert result.returncode == 2 and "--master-port must be given" in result.stderr
