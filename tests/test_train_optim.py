@@ -6,13 +6,21 @@ import math
 
 import mindspore as ms
 import pytest
-from mindspore import Tensor
+from mindspore import Tensor, mint, nn
 
 from common.errors import ConfigError
 from stages.train.config import ModelConfig, OptimConfig
 from stages.train.loop import setup_cpu
 from stages.train.model import GPT
-from stages.train.optim import WarmupCosine, build_optimizer, clip_norm_for, decays, lr_at, warmup_steps
+from stages.train.optim import (
+    WarmupCosine,
+    apply_schedule,
+    build_optimizer,
+    clip_norm_for,
+    decays,
+    lr_at,
+    warmup_steps,
+)
 
 setup_cpu(1)
 
@@ -73,3 +81,19 @@ def test_weight_decay_only_on_matrices() -> None:
 def test_config_errors(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         OptimConfig(**change)
+
+
+def test_the_optimizer_switch_picks_adamw_weight_decay_on_cpu_and_builds_mint_adamw_for_ascend() -> None:
+    model = GPT(ModelConfig(vocab_size=64, d_model=16, n_layers=1, n_heads=2, max_seq_len=8))
+    assert isinstance(build_optimizer(model, CFG, 100), nn.AdamWeightDecay)
+    fused = build_optimizer(model, OptimConfig(lr=1e-3, min_lr=1e-4, warmup_ratio=0.1, implementation="mint_adamw"), 100)
+    assert isinstance(fused, mint.optim.AdamW)
+    decayed, plain = fused.param_groups
+    assert decayed["weight_decay"] == 0.1 and plain["weight_decay"] == 0.0
+    assert all(decays(p) for p in decayed["params"]) and not any(decays(p) for p in plain["params"])
+    cfg = OptimConfig(lr=1e-3, min_lr=1e-4, warmup_ratio=0.1)
+    for step in (0, 9, 10, 60, 99):
+        apply_schedule(fused, step, cfg, 100)
+        assert [float(g["lr"].asnumpy()) for g in fused.param_groups] == pytest.approx([lr_at(step, cfg, 100)] * 2)
+    with pytest.raises(ConfigError, match="optim.implementation"):
+        OptimConfig(implementation="adam")

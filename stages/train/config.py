@@ -12,6 +12,7 @@ NORMS = ("layernorm", "rmsnorm")
 MLPS = ("gelu", "swiglu")
 POSITIONS = ("rope", "learned")
 ATTENTIONS = ("auto", "flash", "matmul")
+OPTIMIZERS = ("auto", "adamw_weight_decay", "mint_adamw")
 
 
 def _check(condition: bool, message: str) -> None:
@@ -88,7 +89,11 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class OptimConfig:
-    """AdamW with linear warmup then cosine decay to ``min_lr``; ``clip_norm`` None means 0.5·sqrt(global_batch/1024)."""
+    """AdamW with linear warmup then cosine decay to ``min_lr``; ``clip_norm`` None means 0.5·sqrt(global_batch/1024).
+
+    ``implementation`` picks the AdamW kernel: ``mint_adamw`` (fused, Ascend only), ``adamw_weight_decay``
+    (``nn.AdamWeightDecay``, any device), or ``auto``: the first on Ascend, the second elsewhere.
+    """
 
     lr: float = 3e-4
     min_lr: float = 3e-5
@@ -98,6 +103,7 @@ class OptimConfig:
     beta2: float = 0.95
     eps: float = 1e-8
     clip_norm: float | None = None
+    implementation: str = "auto"
 
     def __post_init__(self) -> None:
         _positive("optim", "lr", self.lr)
@@ -110,6 +116,7 @@ class OptimConfig:
             _check(0 <= value < 1, f"optim.{name}={value} must lie in [0, 1)")
         if self.clip_norm is not None:
             _positive("optim", "clip_norm", self.clip_norm)
+        _choice("optim", "implementation", self.implementation, OPTIMIZERS)
 
 
 DEVICES_AUTO = "auto"

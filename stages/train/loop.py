@@ -43,6 +43,7 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
 
     grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
     one = Tensor([1], ms.int32)
+    counts_steps = hasattr(optimizer, "global_step")  # nn optimizers drive their schedule from it
     max_norm = Tensor(clip_norm, ms.float32)
 
     @ms.jit
@@ -56,7 +57,7 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
         if applied:
             scale = max_norm / ops.maximum(grad_norm, max_norm)
             optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
-        else:
+        elif counts_steps:
             ops.assign_add(optimizer.global_step, one)
         return loss, grad_norm, applied
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, mint, nn, ops
 
 from stages.train.config import OptimConfig
 
@@ -59,12 +59,34 @@ def decays(param: ms.Parameter) -> bool:
     return len(param.shape) >= 2
 
 
-def build_optimizer(model: nn.Cell, cfg: OptimConfig, total_steps: int) -> nn.AdamWeightDecay:
-    """nn.AdamWeightDecay (the AdamW that runs on CPU and Ascend) over two groups: decayed and not."""
+def resolve_implementation(choice: str) -> str:
+    """``auto`` means ``mint_adamw`` on Ascend and ``adamw_weight_decay`` elsewhere (mint's AdamW has no CPU kernel)."""
+    if choice == "auto":
+        return "mint_adamw" if ms.get_context("device_target") == "Ascend" else "adamw_weight_decay"
+    return choice
+
+
+def build_optimizer(model: nn.Cell, cfg: OptimConfig, total_steps: int) -> nn.Optimizer:
+    """AdamW over two groups, decayed and not: ``nn.AdamWeightDecay`` with the schedule in the graph, or
+    ``mint.optim.AdamW`` whose per-group learning rates :func:`apply_schedule` sets before each step."""
     params = model.trainable_params()
     groups = [
         {"params": [p for p in params if decays(p)], "weight_decay": cfg.weight_decay},
         {"params": [p for p in params if not decays(p)], "weight_decay": 0.0},
     ]
+    if resolve_implementation(cfg.implementation) == "mint_adamw":
+        return mint.optim.AdamW(groups, lr=lr_at(0, cfg, total_steps), betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
     return nn.AdamWeightDecay(groups, learning_rate=WarmupCosine(cfg, total_steps),
                               beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps)
+
+
+def apply_schedule(optimizer: nn.Optimizer, step: int, cfg: OptimConfig, total_steps: int) -> None:
+    """Set the learning rate of ``step`` on an optimizer that keeps it in parameters (mint's AdamW).
+
+    ``ops.assign`` reaches an already compiled step (``set_data`` would not); nn.AdamWeightDecay
+    computes the schedule in its graph from its own step counter, so it needs nothing here.
+    """
+    if isinstance(optimizer, mint.optim.AdamW):
+        lr = Tensor(lr_at(step, cfg, total_steps), ms.float32)
+        for group in optimizer.param_groups:
+            ops.assign(group["lr"], lr)

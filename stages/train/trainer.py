@@ -43,7 +43,7 @@ from stages.train.metrics import (
     peak_flops,
 )
 from stages.train.model import GPT, count_parameters
-from stages.train.optim import build_optimizer, clip_norm_for, lr_at
+from stages.train.optim import apply_schedule, build_optimizer, clip_norm_for, lr_at
 from stages.train.parallel import validate_parallel
 from stages.train.run_config import TrainerConfig
 
@@ -254,6 +254,7 @@ class Trainer:
         began = time.perf_counter()
         inputs, labels = self.order.batch(self.tokens, step)
         fetched = time.perf_counter()
+        apply_schedule(self.optimizer, step, self.config.optim, train.steps)
         loss_t, grad_norm_t, applied_t = self.step_fn(Tensor(inputs, ms.int32), Tensor(labels, ms.int32))
         loss, grad_norm, applied = float(loss_t.asnumpy()), float(grad_norm_t.asnumpy()), bool(applied_t.asnumpy())
         ended = time.perf_counter()
