@@ -14,6 +14,7 @@ from stages.train.metrics import (
     PEAK_TFLOPS,
     MetricsWriter,
     StepMetrics,
+    cpu_features,
     cpu_peak_flops,
     mfu,
     model_flops_per_token,
@@ -164,8 +165,12 @@ def test_flops_per_token_worked_example() -> None:
 
 
 def test_mfu_arithmetic() -> None:
-    assert cpu_peak_flops(2) == 2 * 2.5e9 * 32 == 1.6e11
-    assert mfu(1000.0, 6_196_608, cpu_peak_flops(2)) == pytest.approx(6.196608e9 / 1.6e11)
+    assert cpu_peak_flops(2, ghz=2.5, flops_per_cycle=32) == 2 * 2.5e9 * 32 == 1.6e11
+    assert mfu(1000.0, 6_196_608, cpu_peak_flops(2, 2.5, 32)) == pytest.approx(6.196608e9 / 1.6e11)
+    avx512 = "processor\t: 0\ncpu MHz\t\t: 2596.130\nflags\t\t: fpu sse avx2 fma avx512f\n"
+    assert cpu_features(avx512) == (pytest.approx(2.59613), 64)
+    assert cpu_features("flags : sse avx2 fma\n") == (2.5, 32)
+    assert cpu_features("") == (2.5, 16)
     assert peak_flops("H100-SXM") == PEAK_TFLOPS["h100-sxm"] * 1e12 == 989e12
     assert mfu(100_000.0, 4.945e9, peak_flops("h100-sxm")) == pytest.approx(0.5)
     assert PEAK_TFLOPS["ascend-910b1"] == 414.0 and PEAK_TFLOPS["ascend-910b4"] == 280.0

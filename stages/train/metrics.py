@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -43,13 +44,38 @@ def peak_flops(device: str) -> float:
     return PEAK_TFLOPS[key] * 1e12
 
 
-def cpu_peak_flops(cores: int, ghz: float = 2.5, flops_per_cycle: int = 32) -> float:
-    """A rough fp32 peak FLOP/s bound for a CPU: cores x GHz x FLOPs per cycle.
+def cpu_features(cpuinfo: str | None = None) -> tuple[float, int]:
+    """(GHz, fp32 FLOPs per cycle per core) of this CPU, read from /proc/cpuinfo when it exists.
 
-    32 FLOPs per cycle is two AVX2 FMA units x 8 fp32 lanes x 2 (multiply and add); real
-    clocks and vector widths vary, so MFU against this figure is only an order of magnitude.
+    FLOPs per cycle: 64 with AVX-512 (two 512-bit FMA units × 16 lanes × 2), 32 with AVX2 + FMA,
+    16 otherwise. The clock is the reported ``cpu MHz`` (often the nominal one; turbo clocks are
+    higher), 2.5 GHz when unknown. An overestimate of the peak errs toward a lower MFU.
     """
-    return cores * ghz * 1e9 * flops_per_cycle
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            cpuinfo = ""
+    flags: set[str] = set()
+    mhz: list[float] = []
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            flags.update(value.split())
+        elif key.strip() == "cpu MHz":
+            with contextlib.suppress(ValueError):
+                mhz.append(float(value))
+    flops = 64 if "avx512f" in flags else 32 if {"avx2", "fma"} <= flags else 16
+    return (max(mhz) / 1000 if mhz else 2.5), flops
+
+
+def cpu_peak_flops(cores: int, ghz: float | None = None, flops_per_cycle: int | None = None) -> float:
+    """A rough fp32 peak FLOP/s for ``cores`` CPU cores: cores × GHz × FLOPs per cycle (see :func:`cpu_features`).
+
+    Real clocks and vector units vary, so MFU against this figure is only an order of magnitude.
+    """
+    detected_ghz, detected_flops = cpu_features()
+    return cores * (ghz or detected_ghz) * 1e9 * (flops_per_cycle or detected_flops)
 
 
 def model_flops_per_token(n_params: int, n_layers: int, d_model: int, seq_len: int) -> float:
