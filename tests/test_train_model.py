@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
+import mindspore as ms
 import numpy as np
 import pytest
-from mindspore import Tensor
+from mindspore import Tensor, nn
 
 from common.errors import ConfigError
 from stages.train.config import ModelConfig
@@ -94,3 +96,14 @@ def test_parameters_and_init_scale() -> None:
     assert abs(params["blocks.0.mlp.down.weight"].std() - out_std * 0.88) < 0.001
     assert abs(params["blocks.1.attn.proj.weight"].std() - out_std * 0.88) < 0.001
     assert np.all(params["blocks.0.attn_norm.weight"] == 1)
+
+
+def test_bf16_compute_marks_every_dense_layer_and_keeps_fp32_master_weights() -> None:
+    cfg = ModelConfig(vocab_size=64, d_model=16, n_layers=2, n_heads=2, max_seq_len=8, tie_embeddings=False)
+    dense = [name for name, cell in GPT(cfg).cells_and_names() if isinstance(cell, nn.Dense)]
+    assert len(dense) == 2 * 5 + 1  # qkv, proj, up, gate, down per block, and the head
+    assert not any(cell.get_flags().get("bf16") for _, cell in GPT(cfg).cells_and_names())  # auto on CPU: fp32
+    model = GPT(dataclasses.replace(cfg, compute_dtype="bfloat16"))
+    flagged = {name for name, cell in model.cells_and_names() if cell.get_flags().get("bf16")}
+    assert set(dense) <= flagged and not any("norm" in name for name in flagged)
+    assert all(p.dtype == ms.float32 for p in model.trainable_params())

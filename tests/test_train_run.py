@@ -200,6 +200,8 @@ def test_bad_configuration_names_the_key(data: Path, tmp_path: Path) -> None:
     assert "n_heads=4 must divide model.d_model=30" in result.stderr and str(config) in result.stderr
     result = run(train_command(data, tmp_path / "run", write_config(tmp_path, 4), "--set", "train.stepz=3"))
     assert result.returncode == 2 and "unknown keys ['stepz']" in result.stderr
+    result = run(train_command(data, tmp_path / "run", write_config(tmp_path, 4), "--set", "model.compute_dtype=bfloat16"))
+    assert result.returncode == 2 and "runs on Ascend only" in result.stderr
 
 
 def test_config_layers_and_fingerprint(tmp_path: Path) -> None:

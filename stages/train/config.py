@@ -13,6 +13,7 @@ MLPS = ("gelu", "swiglu")
 POSITIONS = ("rope", "learned")
 ATTENTIONS = ("auto", "flash", "matmul")
 OPTIMIZERS = ("auto", "adamw_weight_decay", "mint_adamw")
+COMPUTE_DTYPES = ("auto", "float32", "bfloat16")
 
 
 def _check(condition: bool, message: str) -> None:
@@ -39,7 +40,11 @@ def from_dict(cls: type, section: str, values: dict[str, Any]) -> Any:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """A decoder-only transformer. ``ffn_dim`` defaults to 4·d_model (GELU) or 8/3·d_model rounded up to 64 (SwiGLU)."""
+    """A decoder-only transformer. ``ffn_dim`` defaults to 4·d_model (GELU) or 8/3·d_model rounded up to 64 (SwiGLU).
+
+    ``compute_dtype`` is the matmul precision over fp32 master weights: ``bfloat16`` (Ascend only),
+    ``float32``, or ``auto``: bf16 on Ascend, fp32 elsewhere.
+    """
 
     vocab_size: int = 32000
     d_model: int = 768
@@ -55,6 +60,7 @@ class ModelConfig:
     norm_eps: float = 1e-6
     tie_embeddings: bool = True
     init_std: float = 0.02
+    compute_dtype: str = "auto"
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "rope_theta", "norm_eps", "init_std"):
@@ -65,6 +71,7 @@ class ModelConfig:
         _choice("model", "mlp", self.mlp, MLPS)
         _choice("model", "position", self.position, POSITIONS)
         _choice("model", "attention", self.attention, ATTENTIONS)
+        _choice("model", "compute_dtype", self.compute_dtype, COMPUTE_DTYPES)
         _check(self.d_model % self.n_heads == 0,
                f"model.n_heads={self.n_heads} must divide model.d_model={self.d_model}")
         _check(self.position != "rope" or self.head_dim % 2 == 0,

@@ -1,6 +1,7 @@
 """A nanoGPT-style decoder-only transformer in MindSpore.
 
-Norms and softmax run in fp32 whatever the compute dtype. Attention has one switch:
+Norms and softmax run in fp32 whatever the compute dtype; with bf16 compute (Ascend) the Dense
+layers and the tied head multiply in bf16 over fp32 master weights. Attention has one switch:
 ``FlashAttentionScore`` on Ascend, batched matmul + additive causal mask + fp32 softmax
 elsewhere. Weights start from TruncatedNormal(init_std); the two output projections of
 each block (attention and MLP) use init_std / sqrt(2 · n_layers).
@@ -24,6 +25,13 @@ FLASH_MASK_SIZE = 2048
 def truncated_normal(std: float) -> TruncatedNormal:
     """TruncatedNormal(std) cut at two standard deviations."""
     return TruncatedNormal(sigma=std, a=-2 * std, b=2 * std)
+
+
+def resolve_compute_dtype(choice: str) -> ms.Type:
+    """``auto`` means bf16 exactly when the device is Ascend; bf16 kernels do not exist on the CPU backend."""
+    if choice == "auto":
+        return ms.bfloat16 if ms.get_context("device_target") == "Ascend" else ms.float32
+    return ms.bfloat16 if choice == "bfloat16" else ms.float32
 
 
 def use_flash_attention(choice: str) -> bool:
@@ -185,6 +193,12 @@ class GPT(nn.Cell):
         self.head_matmul = ops.MatMul(transpose_b=True)
         if not self.tied:
             self.lm_head = nn.Dense(cfg.d_model, cfg.vocab_size, weight_init=init, has_bias=False)
+        self.compute_dtype = resolve_compute_dtype(cfg.compute_dtype)
+        self.low_precision = self.compute_dtype != ms.float32
+        if self.low_precision:
+            for _, cell in self.cells_and_names():
+                if isinstance(cell, nn.Dense):
+                    cell.to_float(self.compute_dtype)
 
     def construct(self, tokens: Tensor) -> Tensor:
         x = self.wte(tokens)
@@ -197,7 +211,10 @@ class GPT(nn.Cell):
             # x (batch·seq, d) @ tableᵀ as one 2-D MatMul with transpose_b: ops.matmul of a 3-D x and a 2-D
             # transposed table broadcast the table to (batch, d, vocab) and ran a batched matmul.
             batch, seq, width = x.shape
-            logits = self.head_matmul(x.reshape(batch * seq, width), self.wte.embedding_table)
+            table = self.wte.embedding_table
+            if self.low_precision:
+                x, table = ops.cast(x, self.compute_dtype), ops.cast(table, self.compute_dtype)
+            logits = self.head_matmul(x.reshape(batch * seq, width), table)
             logits = logits.reshape(batch, seq, self.cfg.vocab_size)
         else:
             logits = self.lm_head(x)

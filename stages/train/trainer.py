@@ -42,7 +42,7 @@ from stages.train.metrics import (
     model_flops_per_token,
     peak_flops,
 )
-from stages.train.model import GPT, count_parameters
+from stages.train.model import GPT, count_parameters, resolve_compute_dtype
 from stages.train.optim import apply_schedule, build_optimizer, clip_norm_for, lr_at
 from stages.train.parallel import validate_parallel
 from stages.train.run_config import TrainerConfig
@@ -122,6 +122,10 @@ class Trainer:
             self.config = config
         validate_parallel(config.parallel, world.size, config.model, train.global_batch,
                           ms.get_context("device_target"))
+        if resolve_compute_dtype(config.model.compute_dtype) == ms.bfloat16 and \
+                ms.get_context("device_target") != "Ascend":
+            raise KilnError("model.compute_dtype=bfloat16 runs on Ascend only (the CPU backend has no bf16 "
+                            "kernels): use float32 or auto")
         ms.set_seed(train.seed)  # the initial weights, like the data order, follow from the seed
         self.model = GPT(config.model)
         self.optimizer = build_optimizer(self.model, config.optim, train.steps)
