@@ -6,8 +6,12 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from common.errors import KilnError
+
+if TYPE_CHECKING:
+    from stages.train.trainer import RunSummary
 
 DESCRIPTION = """Train the Kiln decoder on the packed tokens that `make data` writes (DATA_DIR/tokenize/train.bin,
 with its .idx and meta.json beside it), evaluating on validation.bin from the same folder.
@@ -46,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _summary_lines(summary, run_dir: Path) -> list[str]:
+def _summary_lines(summary: RunSummary, run_dir: Path) -> list[str]:
     best = "none (no validation split)" if summary.best_val_loss is None else (
         f"{summary.best_val_loss:.4f} (perplexity {math.exp(summary.best_val_loss):.2f})")
     return [
