@@ -30,6 +30,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
+from train_shape import shape_args  # noqa: E402
+
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE, TokenDataset, read_meta  # noqa: E402
 from stages.train.metrics import cpu_peak_flops, model_flops_per_token  # noqa: E402
 
@@ -161,13 +163,6 @@ def run_worker(python: Path, script: str, args: list[str], result: Path) -> dict
     figures = json.loads(result.read_text(encoding="utf-8"))
     figures["other_cpu_share"] = max(busy_cpu_seconds() - busy - own_s, 0.0) / (wall * os.cpu_count())
     return figures
-
-
-def shape_args(args: argparse.Namespace) -> list[str]:
-    return ["--vocab", str(args.vocab), "--d-model", str(args.d_model), "--layers", str(args.layers),
-            "--heads", str(args.heads), "--seq-len", str(args.seq_len), "--batch", str(args.batch),
-            "--threads", str(args.threads), "--steps", str(args.steps), "--warmup", str(args.warmup),
-            "--seed", str(args.seed)]
 
 
 def measure_mindspore(args: argparse.Namespace, tokens: Path, work: Path, first: bool) -> dict:

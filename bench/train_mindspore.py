@@ -25,26 +25,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from measure import write_result  # noqa: E402
+from train_shape import worker_parser  # noqa: E402
 
 from stages.train.loop import setup_cpu  # noqa: E402  (imports MindSpore; the thread count is set in main)
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("tokens", type=Path, help="packed .bin (with .idx and meta.json beside it)")
-    parser.add_argument("result", type=Path, help="JSON file for the figures")
-    parser.add_argument("--vocab", type=int, required=True)
-    parser.add_argument("--d-model", type=int, required=True)
-    parser.add_argument("--layers", type=int, required=True)
-    parser.add_argument("--heads", type=int, required=True)
-    parser.add_argument("--seq-len", type=int, required=True)
-    parser.add_argument("--batch", type=int, required=True)
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--steps", type=int, required=True, help="timed steps")
-    parser.add_argument("--warmup", type=int, required=True, help="untimed steps first (the first one compiles)")
-    parser.add_argument("--seed", type=int, default=0, help="weights and data order seed")
+    parser = worker_parser(__doc__)
     parser.add_argument("--init", type=Path, default=None, help="save the initial weights and every step's lr here")
-    parser.add_argument("--phases", type=int, default=0, help="rounds of the forward/backward/optimizer breakdown")
     parser.add_argument("--op-profile", type=Path, default=None,
                         help="profile 3 steps with MindSpore's profiler into this folder and summarise per op")
     return parser.parse_args()

@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from measure import write_result  # noqa: E402
+from train_shape import worker_parser  # noqa: E402
 
 from stages.train.data import DataOrder, open_tokens  # noqa: E402  (numpy only)
 
@@ -38,25 +39,12 @@ IGNORE_INDEX = -100
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("tokens", type=Path)
-    parser.add_argument("result", type=Path)
+    parser = worker_parser(__doc__)
     parser.add_argument("--init", type=Path, required=True, help="weights and per-step lr saved by the MindSpore side")
-    parser.add_argument("--vocab", type=int, required=True)
-    parser.add_argument("--d-model", type=int, required=True)
-    parser.add_argument("--layers", type=int, required=True)
-    parser.add_argument("--heads", type=int, required=True)
-    parser.add_argument("--seq-len", type=int, required=True)
-    parser.add_argument("--batch", type=int, required=True)
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--steps", type=int, required=True)
-    parser.add_argument("--warmup", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ffn-dim", type=int, required=True)
     parser.add_argument("--clip-norm", type=float, required=True)
     parser.add_argument("--optim", type=str, required=True, help="JSON: weight_decay, beta1, beta2, eps")
     parser.add_argument("--attention", choices=("sdpa", "matmul"), default="sdpa")
-    parser.add_argument("--phases", type=int, default=0)
     parser.add_argument("--op-profile", action="store_true")
     return parser.parse_args()
 

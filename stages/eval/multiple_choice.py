@@ -64,11 +64,9 @@ def predictions(logliks: Sequence[float], answers: Sequence[str]) -> tuple[int, 
     return int(np.argmax(scores)), int(np.argmax(scores / lengths))
 
 
-@dataclass(frozen=True)
-class FileResult:
-    """Counts for one benchmark file."""
+class Accuracies:
+    """Accuracy and length-normalised accuracy from ``questions``, ``correct`` and ``correct_norm``."""
 
-    path: Path
     questions: int
     correct: int
     correct_norm: int
@@ -83,7 +81,17 @@ class FileResult:
 
 
 @dataclass(frozen=True)
-class MultipleChoiceResult:
+class FileResult(Accuracies):
+    """Counts for one benchmark file."""
+
+    path: Path
+    questions: int
+    correct: int
+    correct_norm: int
+
+
+@dataclass(frozen=True)
+class MultipleChoiceResult(Accuracies):
     """Per-file counts; the overall accuracies are over all questions together."""
 
     files: tuple[FileResult, ...]
@@ -99,14 +107,6 @@ class MultipleChoiceResult:
     @property
     def correct_norm(self) -> int:
         return sum(f.correct_norm for f in self.files)
-
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.questions
-
-    @property
-    def accuracy_norm(self) -> float:
-        return self.correct_norm / self.questions
 
 
 def score_set(forward: CompiledForward, codec: Codec, question_set: QuestionSet) -> FileResult:
