@@ -43,7 +43,7 @@ $(STAMP): $(LOCKS) pyproject.toml
 venv: $(STAMP) ## create or update .venv (data stages + dev tools)
 
 data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in demo corpus
-	$(PY) -m stages --data-dir $(DATA_DIR) \
+	$(PY) -m kiln run --data-dir $(DATA_DIR) \
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 

@@ -11,27 +11,32 @@ bench/requirements-datatrove.txt). Prints a table and writes the figures as JSON
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-from measure import add_core_argument, check_core
+from measure import (
+    BENCH_DIR,
+    WorkerError,
+    driver_args,
+    driver_parser,
+    log,
+    reference_python,
+    run_driver,
+    run_worker,
+    throughput,
+)
 
 from common.config import FieldMap, KilnConfig, load_config
-from common.demo.generator import generate_demo_corpus
 from common.schema import DOC_SCHEMA
+from demo.generator import generate_demo_corpus
 from stages.clean.lid import bundled_model_path
 from stages.ingest.plan import plan_units, resolve_inputs
 from stages.ingest.readers import RawRecord, read_unit
 from stages.ingest.records import DocumentBuilder
 
-BENCH_DIR = Path(__file__).resolve().parent
 REF_VENV = BENCH_DIR / ".venv-datatrove"
 REF_REQUIREMENTS = BENCH_DIR / "requirements-datatrove.txt"
 DEFAULT_DOCS = 10000
@@ -50,24 +55,8 @@ class BenchInput:
     total_bytes: int
 
 
-class WorkerError(RuntimeError):
-    """A measured process failed; the message ends with the tail of its stderr."""
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=DEFAULT_DOCS, help=f"demo records to generate (default {DEFAULT_DOCS})")
-    parser.add_argument("--seed", type=int, default=1234, help="demo corpus seed (default 1234)")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
-                        help="folder for clean.json (default bench/results)")
-    add_core_argument(parser)
-    args = parser.parse_args()
-    check_core(parser, args.core)
-    return args
+    return driver_args(driver_parser(__doc__, DEFAULT_DOCS), "clean.json")
 
 
 def read_corpus(corpus_dir: Path, cfg: KilnConfig) -> pa.Table:
@@ -97,51 +86,17 @@ def prepare_input(n_docs: int, seed: int, cfg: KilnConfig, work: Path) -> BenchI
     return BenchInput(docs_path, texts_path, len(texts), sum(len(t.encode("utf-8")) for t in texts))
 
 
-def _tail(stderr: str, lines: int = 15) -> str:
-    """The last lines of a process's stderr, pip's warnings left out."""
-    kept = [line for line in stderr.strip().splitlines() if not line.startswith("WARNING: ")]
-    return "\n".join(kept[-lines:])
-
-
-def reference_python() -> tuple[Path | None, str | None]:
-    """The reference environment's python, created on first use; or None and why it could not be."""
-    digest = hashlib.sha256(REF_REQUIREMENTS.read_bytes()).hexdigest()[:16]
-    python, stamp = REF_VENV / "bin" / "python", REF_VENV / f".installed-{digest}"
-    if stamp.exists():
-        return python, None
-    log(f"creating {REF_VENV} from {REF_REQUIREMENTS.name} (first run only, about a minute)")
-    shutil.rmtree(REF_VENV, ignore_errors=True)
-    steps = ([sys.executable, "-m", "venv", str(REF_VENV)],
-             [str(python), "-m", "pip", "install", "-q", "-r", str(REF_REQUIREMENTS)])
-    for command in steps:
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode:
-            shutil.rmtree(REF_VENV, ignore_errors=True)
-            return None, f"`python {' '.join(command[1:4])} ...` failed (exit {done.returncode}):\n{_tail(done.stderr)}"
-    stamp.touch()
-    return python, None
-
-
-def run_worker(python: Path, script: str, args: list[str], result: Path) -> dict:
-    """Run one measured process (it pins itself to its core) and return the figures it wrote."""
-    done = subprocess.run([str(python), str(BENCH_DIR / script), *args, str(result)],
-                          capture_output=True, text=True, cwd=BENCH_DIR.parent)
-    if done.returncode:
-        raise WorkerError(f"{script} failed (exit {done.returncode}):\n{_tail(done.stderr)}")
-    return json.loads(result.read_text(encoding="utf-8"))
-
-
-def throughput(docs: int, total_bytes: int, seconds: float) -> dict[str, float]:
-    """docs/s, MB/s and GB per hour of one core."""
-    return {"docs_per_s": docs / seconds, "mb_per_s": total_bytes / seconds / 1e6,
-            "gb_per_core_hour": total_bytes / seconds * 3600 / 1e9}
+def datatrove_python() -> tuple[Path | None, str | None]:
+    """bench/.venv-datatrove's python, created on first use; or None and why it could not be."""
+    return reference_python(REF_VENV, ["-r", str(REF_REQUIREMENTS)], REF_REQUIREMENTS.read_bytes(),
+                            f"from {REF_REQUIREMENTS.name}")
 
 
 def measure_kiln(bench: BenchInput, core: int, work: Path) -> dict:
     """Kiln's figures: clean_batch end to end plus each part alone."""
     log(f"timing Kiln clean_batch on {bench.docs:,} documents (CPU {core})")
-    figures = run_worker(Path(sys.executable), "clean_kiln.py",
-                         [str(bench.docs_path), "--core", str(core), "--warmup", str(WARMUP_DOCS)], work / "kiln.json")
+    figures, _ = run_worker("clean_kiln.py", [str(bench.docs_path), "--core", str(core), "--warmup", str(WARMUP_DOCS)],
+                            work / "kiln.json")
     figures |= throughput(bench.docs, bench.total_bytes, figures["seconds"])
     parts = figures["components_s"]
     parts["rest"] = figures["seconds"] - sum(parts.values())
@@ -151,14 +106,14 @@ def measure_kiln(bench: BenchInput, core: int, work: Path) -> dict:
 
 def measure_datatrove(bench: BenchInput, core: int, languages: list[str], model: Path, work: Path) -> dict:
     """datatrove's figures, or {"skipped": why} when its environment or run failed."""
-    python, why = reference_python()
+    python, why = datatrove_python()
     if python is None:
         return {"skipped": why}
     log(f"timing datatrove FineWeb filters on {bench.docs:,} documents (CPU {core})")
     args = [str(bench.texts_path), "--model", str(model), "--languages", *languages,
             "--core", str(core), "--warmup", str(WARMUP_DOCS)]
     try:
-        figures = run_worker(python, "clean_datatrove.py", args, work / "datatrove.json")
+        figures, _ = run_worker("clean_datatrove.py", args, work / "datatrove.json", python=python)
     except WorkerError as err:
         return {"skipped": str(err)}
     figures |= throughput(bench.docs, bench.total_bytes, figures["seconds"])
@@ -271,15 +226,7 @@ def run_bench(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     args = parse_args()
-    try:
-        report = run_bench(args)
-    except WorkerError as err:
-        sys.exit(f"bench/clean.py: Kiln's side failed: {err}")
-    print_report(report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "clean.json"
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"\nFigures written to {out}")
+    run_driver(lambda: run_bench(args), print_report, args.out, "clean.json", "bench/clean.py: Kiln's side failed")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from datatrove.pipeline.filters import (
 from datatrove.pipeline.filters.base_filter import BaseFilter, get_filter_result
 from datatrove.utils.lid import FT176LID
 from fasttext.FastText import _FastText
-from measure import pin_to_core, read_texts, write_result
+from measure import read_texts, worker_args, write_result
 
 
 class LocalFT176LID(FT176LID):
@@ -86,11 +86,7 @@ def main() -> None:
     parser.add_argument("result", type=Path)
     parser.add_argument("--model", required=True)
     parser.add_argument("--languages", nargs="+", required=True)
-    parser.add_argument("--core", type=int, required=True)
-    parser.add_argument("--warmup", type=int, default=64)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser, warmup=True)
     texts = read_texts(args.texts)
     filters = fineweb_filters(args.languages, args.model)
     start = time.perf_counter()

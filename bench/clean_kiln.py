@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
-from measure import pin_to_core, timed, write_result
+from measure import timed, worker_args, write_result
 
 from common.config import CleanConfig, load_config
 from stages.clean.lid import accepted_language, identify
@@ -62,11 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("docs", type=Path)
     parser.add_argument("result", type=Path)
-    parser.add_argument("--core", type=int, required=True)
-    parser.add_argument("--warmup", type=int, default=64)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser, warmup=True)
     cfg = load_config().clean
     batches = read_batches(args.docs, cfg.batch_rows)
     start = time.perf_counter()

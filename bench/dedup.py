@@ -2,7 +2,7 @@
 
 Run from anywhere with Kiln's environment:  .venv/bin/python bench/dedup.py [--docs N] [--synthetic-docs N] [--out DIR] [--core N]
 
-1. Builds a data folder with the demo corpus's clean output (``python -m stages --demo``) and times,
+1. Builds a data folder with the demo corpus's clean output (``python -m kiln run --demo``) and times,
    each in its own process pinned to one core, Kiln's ``shingle_hashes`` + ``signatures`` and
    datasketch's ``MinHash.update_batch`` on the same clean texts; compares their Jaccard estimates
    on the demo's planted near-duplicate pairs.
@@ -20,22 +20,19 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import measure
 import pyarrow as pa
 from dedup_synth import EXACT_RATE, NEAR_RATE
-from measure import add_core_argument, check_core
+from measure import driver_args, driver_parser, log, run_command, run_driver, throughput
 
 from common.config import KilnConfig, load_config
 from common.manifest import require_manifest
 from common.text import dedup_tokens, jaccard, shingles
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_DIR = BENCH_DIR.parent
 DEFAULT_DOCS = 10000
 DEFAULT_SYNTHETIC_DOCS = 1_000_000
 DEFAULT_SHARD_DOCS = 40_000
@@ -51,19 +48,8 @@ TASK_MEMORY_GB = 8
 JACCARD_TOLERANCE = 1.5
 
 
-class WorkerError(RuntimeError):
-    """A measured process failed; the message ends with the tail of its output."""
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=DEFAULT_DOCS,
-                        help=f"demo records to generate (default {DEFAULT_DOCS})")
-    parser.add_argument("--seed", type=int, default=1234, help="demo corpus seed (default 1234)")
+    parser = driver_parser(__doc__, DEFAULT_DOCS)
     parser.add_argument("--runs", type=int, default=3,
                         help="runs of each signature side, of the stage, of Ray start-up alone and of the steps "
                              "without Ray; the fastest of each is reported (default 3)")
@@ -72,46 +58,20 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--shard-docs", type=int, default=DEFAULT_SHARD_DOCS,
                         help=f"documents per synthetic signature file (default {DEFAULT_SHARD_DOCS:,}, "
                              "a 64 MB clean shard of 1.5 KB documents)")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
-                        help="folder for dedup.json (default bench/results)")
-    add_core_argument(parser)
-    args = parser.parse_args()
-    check_core(parser, args.core)
-    return args
-
-
-def _tail(output: str, lines: int = 15) -> str:
-    return "\n".join(output.strip().splitlines()[-lines:])
-
-
-def run_pinned(command: list[str], core: int) -> float:
-    """Run ``command`` under ``taskset -c core`` from the repository root; its wall time in seconds."""
-    start = time.perf_counter()
-    done = subprocess.run(["taskset", "-c", str(core), *command], capture_output=True, text=True, cwd=REPO_DIR)
-    seconds = time.perf_counter() - start
-    if done.returncode:
-        raise WorkerError(f"`{' '.join(command[:4])} ...` failed (exit {done.returncode}):\n"
-                          f"{_tail(done.stdout + done.stderr)}")
-    return seconds
+    return driver_args(parser, "dedup.json")
 
 
 def run_worker(script: str, args: list[str], result: Path, core: int) -> dict:
     """Run one measured bench worker under taskset and return the figures it wrote (plus its command wall)."""
-    seconds = run_pinned([sys.executable, str(BENCH_DIR / script), *args, str(result), "--core", str(core)], core)
-    return json.loads(result.read_text(encoding="utf-8")) | {"command_s": seconds}
-
-
-def throughput(docs: int, total_bytes: int, seconds: float) -> dict[str, float]:
-    """docs/s, MB/s and GB per hour of one core."""
-    return {"docs_per_s": docs / seconds, "mb_per_s": total_bytes / seconds / 1e6,
-            "gb_per_core_hour": total_bytes / seconds * 3600 / 1e9}
+    figures, seconds = measure.run_worker(script, args, result, core=core)
+    return figures | {"command_s": seconds}
 
 
 def build_data(data_dir: Path, docs: int, seed: int, core: int) -> None:
     """Run ingest, clean (and dedup once) on the demo corpus into ``data_dir``, on one core."""
     log(f"building {data_dir} from the demo corpus ({docs:,} records, seed {seed}) on CPU {core}")
-    run_pinned([sys.executable, "-m", "stages", "--demo", "--demo-docs", str(docs), "--data-dir", str(data_dir),
-                "--set", f"demo.seed={seed}", "--set", "ray.num_cpus=1"], core)
+    run_command([sys.executable, "-m", "kiln", "run", "--demo", "--demo-docs", str(docs), "--data-dir", str(data_dir),
+                 "--set", f"demo.seed={seed}", "--set", "ray.num_cpus=1"], core)
 
 
 def read_clean(data_dir: Path) -> tuple[list[str], list[str]]:
@@ -201,7 +161,7 @@ def measure_stage(data_dir: Path, total_bytes: int, runs: int, core: int, work: 
     for run in range(runs):
         log(f"timing Ray start-up alone, the dedup stage and its steps without Ray, run {run + 1} of {runs} (CPU {core})")
         probes.append(run_worker("dedup_ray.py", [], work / f"ray-{run}.json", core))
-        wall = run_pinned(command, core)
+        wall = run_command(command, core)
         stats = json.loads((data_dir / "dedup" / "_stats.json").read_text(encoding="utf-8"))
         stage_runs.append({"command_s": wall, "wall_seconds": stats["wall_seconds"],
                            "unit_seconds": stats["unit_seconds"], "docs": stats["accounting"]["in"],
@@ -525,15 +485,8 @@ def run_bench(args: argparse.Namespace, cfg: KilnConfig) -> dict:
 def main() -> None:
     args = parse_args()
     cfg = load_config()
-    try:
-        report = run_bench(args, cfg)
-    except WorkerError as err:
-        sys.exit(f"bench/dedup.py: a measured process failed: {err}")
-    print_report(report, cfg)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "dedup.json"
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"\nFigures written to {out}")
+    run_driver(lambda: run_bench(args, cfg), lambda report: print_report(report, cfg), args.out, "dedup.json",
+               "bench/dedup.py: a measured process failed")
 
 
 if __name__ == "__main__":

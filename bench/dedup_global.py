@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from measure import peak_rss_mb, pin_to_core, timed, write_result
+from measure import peak_rss_mb, timed, worker_args, write_result
 
 from common.config import load_config
 from common.manifest import require_manifest
@@ -110,10 +110,7 @@ def main() -> None:
     parser.add_argument("--partition", type=int, default=0)
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--method", default="union_find")
-    parser.add_argument("--core", type=int, required=True)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser)
     baseline, read_before = reset_peak_rss(), bytes_read()
     if args.mode == "partition":
         figures = run_partition(args.source, args.work, args.partition, args.partitions)

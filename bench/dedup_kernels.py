@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from datasketch import MinHash
-from measure import pin_to_core, read_texts, timed, write_result
+from measure import read_texts, timed, worker_args, write_result
 
 from common.text import dedup_tokens, shingles
 from stages.dedup.minhash import estimate_jaccard_rows, shingle_hashes, signatures
@@ -67,11 +67,7 @@ def main() -> None:
     parser.add_argument("texts", type=Path)
     parser.add_argument("pairs", type=Path)
     parser.add_argument("result", type=Path)
-    parser.add_argument("--core", type=int, required=True)
-    parser.add_argument("--warmup", type=int, default=64)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser, warmup=True)
     texts = read_texts(args.texts)
     pairs = json.loads(args.pairs.read_text(encoding="utf-8"))
     write_result(args.result, run_side(args.side, texts, pairs, args.warmup))

@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from measure import pin_to_core, write_result
+from measure import worker_args, write_result
 
 
 def noop() -> int:
@@ -23,10 +23,7 @@ def noop() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("result", type=Path)
-    parser.add_argument("--core", type=int, required=True)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser)
     seconds = {}
     start = time.perf_counter()
     import ray

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from measure import pin_to_core, write_result
+from measure import worker_args, write_result
 
 from common.config import load_config
 from stages.dedup.lsh import band_keys
@@ -79,10 +79,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, required=True)
     parser.add_argument("--shard-docs", type=int, required=True)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--core", type=int, required=True)
-    args = parser.parse_args()
-
-    pin_to_core(args.core)
+    args = worker_args(parser)
     write_result(args.result, synthesize(args.out_dir, args.docs, args.shard_docs, args.seed))
 
 

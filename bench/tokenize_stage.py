@@ -21,22 +21,22 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != BENCH_DIR] + [str
 import argparse  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
-import os  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from clean import read_corpus  # noqa: E402
-from measure import check_core, peak_rss_mb, pin_to_core  # noqa: E402
+from measure import driver_args, driver_parser, log, peak_rss_mb, pin_to_core, write_report  # noqa: E402
 
 from common.config import KilnConfig, load_config  # noqa: E402
-from common.demo.generator import generate_demo_corpus  # noqa: E402
 from common.manifest import Accounting, Manifest, require_manifest, write_manifest  # noqa: E402
 from common.runner import WORK_DIR, UnitContext  # noqa: E402
 from common.shards import write_shard  # noqa: E402
+from common.tokenizer import load_tokenizer  # noqa: E402
 from common.tokens import TokenDataset  # noqa: E402
-from stages.tokenize.bpe import load_tokenizer, train_tokenizer  # noqa: E402
+from demo.generator import generate_demo_corpus  # noqa: E402
+from stages.tokenize.bpe import train_tokenizer  # noqa: E402
 from stages.tokenize.encoders import make_encoder  # noqa: E402
 from stages.tokenize.sample import sample_texts  # noqa: E402
 from stages.tokenize.stage import ENCODER_NAME, STAGE, TOKENIZER_NAME, finalize, plan, prepare, process  # noqa: E402
@@ -45,27 +45,15 @@ GOAL_TOKENS_PER_S = 1_500_000
 WARMUP_DOCS = 64
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=20000, help="demo records to generate (default 20000)")
-    parser.add_argument("--seed", type=int, default=1234, help="demo corpus seed (default 1234)")
+    parser = driver_parser(__doc__, 20000)
     parser.add_argument("--vocab-size", type=int, default=32000, help="tokenizer vocabulary (default 32000)")
     parser.add_argument("--sample-mb", type=float, default=50.0,
                         help="tokenizer training sample in MB (default 50, the config default)")
     parser.add_argument("--seq-len", type=int, default=2048, help="reader window length (default 2048)")
     parser.add_argument("--batch", type=int, default=32, help="windows per reader batch (default 32)")
     parser.add_argument("--reads", type=int, default=4000, help="random windows read per reader method (default 4000)")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "results",
-                        help="folder for tokenize.json (default bench/results)")
-    parser.add_argument("--core", type=int, default=max(os.sched_getaffinity(0)),
-                        help="CPU the run is pinned to (default: the last one available)")
-    args = parser.parse_args()
-    check_core(parser, args.core)
-    return args
+    return driver_args(parser, "tokenize.json", core_help="CPU the run is pinned to (default: the last one available)")
 
 
 def write_mix(docs: pa.Table, mix_dir: Path) -> None:
@@ -247,9 +235,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kiln-bench-tokenize-") as tmp:
         report = measure(args, Path(tmp))
     report["goals"] = goals(report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "tokenize.json"
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    out = write_report(args.out, "tokenize.json", report)
     print_report(report)
     print(f"\nfigures: {out}")
     return 0

@@ -13,11 +13,9 @@ against the CPU peak estimate, the data-wait fraction, where each side's step ti
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,10 +28,11 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
+from measure import WorkerError, log, reference_python, tail  # noqa: E402
 from train_shape import shape_args  # noqa: E402
 
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE, TokenDataset, read_meta  # noqa: E402
-from stages.train.metrics import cpu_peak_flops, model_flops_per_token  # noqa: E402
+from stages.train.flops import cpu_peak_flops, model_flops_per_token  # noqa: E402
 
 TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
 REF_VENV = BENCH_DIR / ".venv-torch"
@@ -41,14 +40,6 @@ REF_PACKAGES = ("torch==2.13.0", "numpy==1.26.4")
 REAL_TOKENS = REPO / "data" / "tokenize" / "train.bin"
 GOAL_DATA_WAIT = 0.01
 GOAL_RATIO = 0.5
-
-
-class WorkerError(RuntimeError):
-    """A measured process failed; the message ends with the tail of its stderr."""
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def parse_args() -> argparse.Namespace:
@@ -86,31 +77,6 @@ def parse_args() -> argparse.Namespace:
     if args.steps < 1 or args.warmup < 1 or args.rounds < 1:
         parser.error("--steps, --warmup and --rounds must be at least 1")
     return args
-
-
-def _tail(stderr: str, lines: int = 15) -> str:
-    """The last lines of a process's stderr, warnings left out."""
-    kept = [line for line in stderr.strip().splitlines() if "WARNING" not in line]
-    return "\n".join(kept[-lines:])
-
-
-def reference_python() -> tuple[Path | None, str | None]:
-    """bench/.venv-torch's python, created on first use; or None and why it could not be."""
-    digest = hashlib.sha256("\n".join(REF_PACKAGES).encode()).hexdigest()[:16]
-    python, stamp = REF_VENV / "bin" / "python", REF_VENV / f".installed-{digest}"
-    if stamp.exists():
-        return python, None
-    log(f"creating {REF_VENV} with {' '.join(REF_PACKAGES)} (first run only, about a minute)")
-    shutil.rmtree(REF_VENV, ignore_errors=True)
-    steps = ([sys.executable, "-m", "venv", str(REF_VENV)],
-             [str(python), "-m", "pip", "install", "-q", *REF_PACKAGES])
-    for command in steps:
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode:
-            shutil.rmtree(REF_VENV, ignore_errors=True)
-            return None, f"`python {' '.join(command[1:4])} ...` failed (exit {done.returncode}):\n{_tail(done.stderr)}"
-    stamp.touch()
-    return python, None
 
 
 def write_random_tokens(folder: Path, vocab: int, n_tokens: int, seed: int, doc_len: int = 1024) -> Path:
@@ -159,7 +125,7 @@ def run_worker(python: Path, script: str, args: list[str], result: Path) -> dict
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     own_s = after.ru_utime + after.ru_stime - own.ru_utime - own.ru_stime
     if done.returncode:
-        raise WorkerError(f"{script} failed (exit {done.returncode}):\n{_tail(done.stderr)}")
+        raise WorkerError(f"{script} failed (exit {done.returncode}):\n{tail(done.stderr)}")
     figures = json.loads(result.read_text(encoding="utf-8"))
     figures["other_cpu_share"] = max(busy_cpu_seconds() - busy - own_s, 0.0) / (wall * os.cpu_count())
     return figures
@@ -212,7 +178,7 @@ def pooled(rounds: list[dict], tokens_per_step: int) -> dict:
 def run_bench(args: argparse.Namespace) -> dict:
     if not TRAIN_PYTHON.exists():
         sys.exit(f"bench/train.py: {TRAIN_PYTHON.relative_to(REPO)} is missing: run `make train-venv` first")
-    torch_python, skipped = (None, "--skip-torch") if args.skip_torch else reference_python()
+    torch_python, skipped = (None, "--skip-torch") if args.skip_torch else reference_python(REF_VENV, list(REF_PACKAGES), "\n".join(REF_PACKAGES).encode(), f"with {' '.join(REF_PACKAGES)}")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="kiln-bench-train-") as tmp:
         work = Path(tmp)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from measure import write_result  # noqa: E402
 from train_shape import worker_parser  # noqa: E402
 
-from stages.train.loop import setup_cpu  # noqa: E402  (imports MindSpore; the thread count is set in main)
+from stages.train.step import setup_cpu  # noqa: E402  (imports MindSpore; the thread count is set in main)
 
 
 def parse_args() -> argparse.Namespace:
@@ -48,9 +48,9 @@ def build(args: argparse.Namespace):
 
     from stages.train.config import ModelConfig, OptimConfig
     from stages.train.data import DataOrder, open_tokens
-    from stages.train.loop import make_train_step
     from stages.train.model import GPT, count_parameters
-    from stages.train.optim import build_optimizer, clip_norm_for, lr_at
+    from stages.train.optim import build_optimizer, clip_norm_for, lr_table
+    from stages.train.step import make_train_step
 
     ms.set_seed(args.seed)
     tokens = open_tokens(args.tokens, args.seq_len)
@@ -65,10 +65,10 @@ def build(args: argparse.Namespace):
     step_fn = make_train_step(model, optimizer, clip)
     if args.init is not None:
         arrays = {p.name: p.asnumpy() for p in model.trainable_params()}
-        arrays["__lr__"] = np.array([lr_at(s, optim, total) for s in range(total)], dtype=np.float64)
+        arrays["__lr__"] = lr_table(optim, total)
         np.savez(args.init, **arrays)
     info = {"parameters": count_parameters(model), "clip_norm": clip, "windows": len(tokens),
-            "model": cfg.as_dict(), "optim": {k: getattr(optim, k) for k in ("lr", "min_lr", "warmup_ratio",
+            "model": cfg.model_dump(), "optim": {k: getattr(optim, k) for k in ("lr", "min_lr", "warmup_ratio",
                                                                          "weight_decay", "beta1", "beta2", "eps")}}
     return model, optimizer, step_fn, tokens, order, info
 
@@ -102,8 +102,8 @@ def phases(model, optimizer, step_fn, batch: tuple[np.ndarray, np.ndarray], roun
     import mindspore as ms
     from mindspore import Tensor
 
-    from stages.train.loop import global_norm
     from stages.train.loss import masked_cross_entropy
+    from stages.train.step import global_norm
 
     def forward(inputs: Tensor, labels: Tensor) -> Tensor:
         return masked_cross_entropy(model(inputs), labels)

@@ -29,9 +29,9 @@ from mindspore import Tensor, nn, ops  # noqa: E402
 
 from stages.train import model as kiln_model  # noqa: E402
 from stages.train.config import ModelConfig, OptimConfig  # noqa: E402
-from stages.train.loop import global_norm, make_train_step, setup_cpu  # noqa: E402
 from stages.train.loss import IGNORE_INDEX, masked_cross_entropy  # noqa: E402
 from stages.train.optim import build_optimizer, clip_norm_for  # noqa: E402
+from stages.train.step import global_norm, make_train_step, setup_cpu  # noqa: E402
 
 # ---- the pieces written another way -------------------------------------------------------------------------
 

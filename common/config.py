@@ -1,12 +1,16 @@
-"""Typed Kiln configuration: defaults, YAML layers, validation with errors naming key and file."""
+"""Typed configuration: strict sections, YAML layers and ``--set`` overrides, errors naming key and file.
+
+The data stages' :class:`KilnConfig` lives here; the trainer composes its own sections on the same loader.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -22,6 +26,13 @@ class Section(BaseModel):
     """Base for every config section: unknown keys are errors, values are type-checked strictly."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    def replace(self, **changes: Any) -> Self:
+        """A validated copy with ``changes``."""
+        return self.model_validate({**dict(self), **changes})
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class RayConfig(Section):
@@ -215,11 +226,12 @@ class KilnConfig(Section):
         return getattr(self, name)
 
 
-def _merge(base: dict, layer: dict, origin: str, origins: dict[str, str], prefix: str = "") -> None:
+def _merge(base: dict, layer: dict, origin: str, origins: dict[str, str], whole: Collection[str],
+           prefix: str = "") -> None:
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and isinstance(base.get(key), dict) and key != "source_categories":
-            _merge(base[key], value, origin, origins, dotted + ".")
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and key not in whole:
+            _merge(base[key], value, origin, origins, whole, dotted + ".")
         else:
             base[key] = value
             origins[dotted] = origin
@@ -239,11 +251,14 @@ def _read_yaml(path: Path) -> dict:
     return data
 
 
-def _parse_override(text: str) -> dict:
+def _parse_override(text: str, example: str) -> dict:
     key, sep, raw = text.partition("=")
     if not sep or not key:
-        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. --set ingest.batch_rows=1024")
-    value = yaml.safe_load(raw) if raw else ""
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. --set {example}")
+    try:
+        value = yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError as err:
+        raise ConfigError(f"--set {text!r}: the value is not valid YAML ({err})") from None
     node: dict = {}
     cursor = node
     parts = key.split(".")
@@ -253,35 +268,68 @@ def _parse_override(text: str) -> dict:
     return node
 
 
-def _origin_of(loc: tuple, origins: dict[str, str]) -> str:
+def _origin_of(loc: tuple, origins: Mapping[str, str], where: str) -> str:
+    """The layer that set the key at ``loc`` (or a mapping above it); for an error about a whole mapping,
+    the layers that set keys inside it; ``where`` when no layer did."""
     parts = [str(p) for p in loc]
-    while parts:
-        dotted = ".".join(parts)
+    for end in range(len(parts), 0, -1):
+        dotted = ".".join(parts[:end])
         if dotted in origins:
             return origins[dotted]
-        parts.pop()
-    return "defaults"
+    inside = ".".join(parts) + "." if parts else ""
+    setters = dict.fromkeys(origin for key, origin in origins.items() if key.startswith(inside))
+    return ", ".join(setters) or where
+
+
+def _message(problem: Mapping[str, Any], hint: str | None) -> str:
+    """Pydantic's message for one problem: a validator's own text, and the rejected value when it is a scalar."""
+    if problem["type"] == "extra_forbidden":
+        return f"unknown key ({hint})" if hint else "unknown key"
+    message = str(problem["ctx"]["error"]) if problem["type"] == "value_error" else problem["msg"]
+    value = problem.get("input")
+    if problem["type"] != "missing" and (value is None or isinstance(value, str | int | float)):
+        message += f", got {value!r}"
+    return message
+
+
+def validate(model: type[M], data: dict, origins: Mapping[str, str] | None = None, *, where: str = "defaults",
+             hint: str | None = None) -> M:
+    """``model`` built from ``data``, or a ConfigError with one line per problem: ``origin: key: message``.
+
+    ``origins`` maps dotted keys to the layer that set them (``where`` for the rest); ``hint`` follows
+    "unknown key" (where to look up the valid keys).
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        lines = [f"{_origin_of(problem['loc'], origins or {}, where)}: "
+                 f"{'.'.join(str(p) for p in problem['loc']) or '<top level>'}: {_message(problem, hint)}"
+                 for problem in err.errors()]
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+
+
+def load_layers(model: type[M], paths: Sequence[Path], overrides: Sequence[str], *, example: str,
+                hint: str | None = None, whole: Collection[str] = ()) -> M:
+    """Merge the YAML files ``paths`` in order, then the ``--set KEY=VALUE`` ``overrides``, and validate.
+
+    Later layers win key by key; a mapping merges into the one below it unless its key is in ``whole``.
+    Errors name each bad key and the file or override that set it; ``example`` is an override shown
+    when one is malformed.
+    """
+    merged: dict = {}
+    origins: dict[str, str] = {}
+    for path in paths:
+        _merge(merged, _read_yaml(Path(path)), str(path), origins, whole)
+    for text in overrides:
+        _merge(merged, _parse_override(text, example), f"--set {text}", origins, whole)
+    return validate(model, merged, origins, hint=hint)
 
 
 def load_config(paths: list[Path] | None = None, overrides: list[str] | None = None) -> KilnConfig:
     """Load configs/default.yaml, then each file in ``paths``, then ``--set`` overrides, and validate."""
-    merged: dict = {}
-    origins: dict[str, str] = {}
-    for path in [DEFAULT_CONFIG, *(paths or [])]:
-        _merge(merged, _read_yaml(Path(path)), str(path), origins)
-    for text in overrides or []:
-        _merge(merged, _parse_override(text), f"--set {text}", origins)
-    try:
-        return KilnConfig.model_validate(merged)
-    except ValidationError as err:
-        lines = []
-        for problem in err.errors():
-            key = ".".join(str(p) for p in problem["loc"]) or "<top level>"
-            message = problem["msg"]
-            if problem["type"] == "extra_forbidden":
-                message = "unknown key (see configs/default.yaml for the valid keys)"
-            lines.append(f"{_origin_of(problem['loc'], origins)}: {key}: {message}")
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+    return load_layers(KilnConfig, [DEFAULT_CONFIG, *(paths or [])], overrides or [],
+                       example="ingest.batch_rows=1024", hint="see configs/default.yaml for the valid keys",
+                       whole={"source_categories"})
 
 
 def fingerprint(payload: Any) -> str:

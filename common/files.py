@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -35,3 +36,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         os.fsync(handle.fileno())
     os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def atomic_write_json(path: Path, data: object, *, indent: int = 2, sort_keys: bool = False) -> None:
+    """Write ``data`` as UTF-8 JSON ending in a newline, atomically (see :func:`atomic_write_bytes`)."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))

@@ -2,28 +2,59 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Annotated, TypeVar
+
+from pydantic import Field, TypeAdapter, WrapSerializer
 
 from common.errors import AccountingError, StageInputError
-from common.files import atomic_write_bytes
+from common.files import atomic_write_json
 from common.shards import ShardInfo
 
 MANIFEST_NAME = "_manifest.json"
 STATS_NAME = "_stats.json"
-STAGE_ORDER = ("ingest", "clean", "dedup", "mix", "tokenize")
+
+
+T = TypeVar("T")
+
+
+def _sorted_keys(value: dict, handler) -> dict:
+    return dict(sorted(handler(value).items()))
+
+
+# A dict field whose JSON lists its keys in sorted order (so equal records give equal bytes).
+SortedKeys = WrapSerializer(_sorted_keys)
+
+
+@functools.cache
+def _adapter(cls: type) -> TypeAdapter:
+    return TypeAdapter(cls)
+
+
+def to_data(record: object) -> dict:
+    """A record dataclass as JSON-ready data: fields in their declared order, named by their aliases,
+    nested records as dicts, ``SortedKeys`` dicts sorted."""
+    return _adapter(type(record)).dump_python(record, by_alias=True)
+
+
+def from_data(cls: type[T], data: object) -> T:
+    """The ``cls`` record that :func:`to_data` made ``data`` of, checked field by field (a
+    ``pydantic.ValidationError``, a ValueError, when it does not fit)."""
+    return _adapter(cls).validate_python(data)
 
 
 @dataclass
 class Accounting:
-    """Documents in = documents out + Σ dropped by reason."""
+    """Documents in = documents out + Σ dropped by reason; as JSON ``{"in", "out", "dropped"}``."""
 
-    docs_in: int = 0
-    docs_out: int = 0
-    dropped: dict[str, int] = field(default_factory=dict)
+    docs_in: Annotated[int, Field(alias="in")] = 0
+    docs_out: Annotated[int, Field(alias="out")] = 0
+    dropped: Annotated[dict[str, int], SortedKeys] = field(default_factory=dict)
 
     def add(self, other: Accounting) -> None:
         self.docs_in += other.docs_in
@@ -36,62 +67,32 @@ class Accounting:
         return self.docs_in == self.docs_out + sum(self.dropped.values())
 
     def to_dict(self) -> dict:
-        return {"in": self.docs_in, "out": self.docs_out, "dropped": dict(sorted(self.dropped.items()))}
+        return to_data(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> Accounting:
-        return cls(data["in"], data["out"], dict(data["dropped"]))
+        return from_data(cls, data)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Manifest:
     """Everything a downstream reader, `kiln status` or an auditor needs about a finished stage.
 
     Only deterministic facts live here, so a resumed run writes a byte-identical manifest;
-    timings and host facts go to ``_stats.json``.
+    timings and host facts go to ``_stats.json``. The fields are in the order of the JSON file.
     """
 
     stage: str
+    complete: bool = True
     code_version: str
     fingerprint: str
     config: dict
     input: dict
-    shards: list[ShardInfo]
-    excluded: dict[str, list[ShardInfo]]
     accounting: Accounting
-    outputs: dict[str, list[ShardInfo]] = field(default_factory=dict)  # named outputs besides the main shards
-    complete: bool = True
-
-    def to_json(self) -> bytes:
-        data = {
-            "stage": self.stage,
-            "complete": self.complete,
-            "code_version": self.code_version,
-            "fingerprint": self.fingerprint,
-            "config": self.config,
-            "input": self.input,
-            "accounting": self.accounting.to_dict(),
-            "shards": [s.to_dict() for s in self.shards],
-            "excluded": {r: [s.to_dict() for s in infos] for r, infos in sorted(self.excluded.items())},
-            "outputs": {n: [s.to_dict() for s in infos] for n, infos in sorted(self.outputs.items())},
-        }
-        return (json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
-
-    @classmethod
-    def from_json(cls, blob: bytes) -> Manifest:
-        data = json.loads(blob)
-        return cls(
-            stage=data["stage"],
-            code_version=data["code_version"],
-            fingerprint=data["fingerprint"],
-            config=data["config"],
-            input=data["input"],
-            shards=[ShardInfo(**s) for s in data["shards"]],
-            excluded={r: [ShardInfo(**s) for s in infos] for r, infos in data["excluded"].items()},
-            accounting=Accounting.from_dict(data["accounting"]),
-            outputs={n: [ShardInfo(**s) for s in infos] for n, infos in data.get("outputs", {}).items()},
-            complete=data["complete"],
-        )
+    shards: list[ShardInfo]
+    excluded: Annotated[dict[str, list[ShardInfo]], SortedKeys]
+    # named outputs besides the main shards
+    outputs: Annotated[dict[str, list[ShardInfo]], SortedKeys] = field(default_factory=dict)
 
 
 def write_manifest(stage_dir: Path, manifest: Manifest) -> None:
@@ -102,7 +103,7 @@ def write_manifest(stage_dir: Path, manifest: Manifest) -> None:
             f"{manifest.stage}: accounting does not balance: in={acc.docs_in}, out={acc.docs_out}, "
             f"dropped={acc.dropped}"
         )
-    atomic_write_bytes(stage_dir / MANIFEST_NAME, manifest.to_json())
+    atomic_write_json(stage_dir / MANIFEST_NAME, to_data(manifest))
 
 
 def read_manifest(stage_dir: Path) -> Manifest | None:
@@ -111,7 +112,7 @@ def read_manifest(stage_dir: Path) -> Manifest | None:
     if not path.exists():
         return None
     try:
-        manifest = Manifest.from_json(path.read_bytes())
+        manifest = from_data(Manifest, json.loads(path.read_bytes()))
     except (ValueError, KeyError, TypeError) as err:
         raise StageInputError(f"{path}: unreadable manifest ({err}); rerun that stage with --force") from None
     return manifest if manifest.complete else None

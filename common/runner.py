@@ -16,8 +16,8 @@ import resource
 import shutil
 import socket
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig, fingerprint
 from common.errors import AccountingError, KilnError, ResumeRefused
-from common.files import atomic_write_bytes
+from common.files import atomic_write_json
 from common.log import LOG_DIR, progress
 from common.manifest import (
     MANIFEST_NAME,
@@ -33,11 +33,14 @@ from common.manifest import (
     Accounting,
     Manifest,
     code_version,
+    from_data,
     manifest_sha256,
     read_manifest,
     require_manifest,
+    to_data,
     write_manifest,
 )
+from common.pipeline import input_stage_of
 from common.ray_cluster import ensure_ray, ray_description
 from common.schema import EXCLUDED_SCHEMA
 from common.shards import ShardInfo, ShardWriter
@@ -71,49 +74,48 @@ class Plan:
 
 @dataclass
 class UnitResult:
-    """What a finished unit recorded in its done marker."""
+    """What a finished unit recorded in its done marker (written and read by to_data / from_data)."""
 
     index: int
     spec: dict
     accounting: Accounting
     shard: ShardInfo
     excluded: dict[str, ShardInfo]
+    outputs: dict[str, ShardInfo]
     seconds: float
-    outputs: dict[str, ShardInfo] = field(default_factory=dict)
-    peak_rss_mb: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    stats: dict = field(default_factory=dict)
+    peak_rss_mb: float
+    warnings: list[str]
+    stats: dict
 
-    def to_json(self) -> bytes:
-        data = {
-            "index": self.index,
-            "spec": self.spec,
-            "accounting": self.accounting.to_dict(),
-            "shard": self.shard.to_dict(),
-            "excluded": {r: s.to_dict() for r, s in sorted(self.excluded.items())},
-            "outputs": {n: s.to_dict() for n, s in sorted(self.outputs.items())},
-            "seconds": round(self.seconds, 3),
-            "peak_rss_mb": round(self.peak_rss_mb, 1),
-            "warnings": self.warnings,
-            "stats": self.stats,
-        }
-        return json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8")
 
-    @classmethod
-    def from_json(cls, blob: bytes) -> UnitResult:
-        data = json.loads(blob)
-        return cls(
-            index=data["index"],
-            spec=data["spec"],
-            accounting=Accounting.from_dict(data["accounting"]),
-            shard=ShardInfo(**data["shard"]),
-            excluded={r: ShardInfo(**s) for r, s in data["excluded"].items()},
-            outputs={n: ShardInfo(**s) for n, s in data.get("outputs", {}).items()},
-            seconds=data["seconds"],
-            peak_rss_mb=data.get("peak_rss_mb", 0.0),
-            warnings=data["warnings"],
-            stats=data.get("stats", {}),
-        )
+Signal = str | Sequence[str | None] | pa.Array | pa.ChunkedArray | None
+
+
+def excluded_table(reason: str, rows: pa.Table | pa.RecordBatch, signal: Signal) -> pa.Table:
+    """The EXCLUDED_SCHEMA table of dropped document ``rows``: their ids, source and text (and
+    ``location`` when they have one), ``reason``, and ``signal`` (one string for all, one per row, or none)."""
+    n = rows.num_rows
+    columns = {}
+    for name in EXCLUDED_SCHEMA.names:
+        if name == "reason":
+            columns[name] = pa.array([reason] * n, pa.string())
+        elif name == "signal":
+            columns[name] = _signal_array(signal, n)
+        elif name in rows.column_names:
+            columns[name] = rows.column(name)
+        else:
+            columns[name] = pa.nulls(n, EXCLUDED_SCHEMA.field(name).type)
+    return pa.table(columns).cast(EXCLUDED_SCHEMA)
+
+
+def _signal_array(signal: Signal, n: int) -> pa.Array | pa.ChunkedArray:
+    if signal is None:
+        return pa.nulls(n, pa.string())
+    if isinstance(signal, str):
+        return pa.array([signal] * n, pa.string())
+    if isinstance(signal, pa.Array | pa.ChunkedArray):
+        return signal.cast(pa.string())
+    return pa.array(signal, pa.string())
 
 
 class UnitContext:
@@ -156,21 +158,24 @@ class UnitContext:
             writer.write(batch)
         self.accounting.docs_out += batch.num_rows
 
-    def drop(self, reason: str, records: pa.Table | list[dict]) -> None:
-        """Write dropped records to ``_excluded/<reason>/`` and count them under ``reason``.
+    def drop(self, reason: str, rows: pa.Table | pa.RecordBatch | list[dict], signal: Signal = None) -> None:
+        """Write dropped documents to ``_excluded/<reason>/`` and count them under ``reason``.
 
-        ``records`` is a table with the EXCLUDED_SCHEMA columns, or a list of dicts with (some
-        of) them; lists are buffered so that one bad line at a time stays cheap.
+        ``rows`` are document rows (a table or batch; its doc_id, source_id, source, text and
+        location columns are kept), or a list of dicts with (some of) those keys, which is buffered
+        so that one bad line at a time stays cheap. ``signal`` says why: one string for every row,
+        one string per row, or None.
         """
-        if isinstance(records, list):
+        if isinstance(rows, list):
+            signals = [signal] * len(rows) if signal is None or isinstance(signal, str) else list(signal)
             buffer = self._pending_drops.setdefault(reason, [])
-            buffer.extend(record | {"reason": reason} for record in records)
+            buffer.extend(row | {"reason": reason, "signal": s} for row, s in zip(rows, signals, strict=True))
             if len(buffer) >= DROP_BUFFER_ROWS:
                 self._flush_drops(reason)
         else:
             self._flush_drops(reason)
-            self._write_dropped(reason, records)
-        self.accounting.dropped[reason] = self.accounting.dropped.get(reason, 0) + len(records)
+            self._write_dropped(reason, excluded_table(reason, rows, signal))
+        self.accounting.dropped[reason] = self.accounting.dropped.get(reason, 0) + len(rows)
 
     def _flush_drops(self, reason: str) -> None:
         buffer = self._pending_drops.pop(reason, None)
@@ -180,9 +185,6 @@ class UnitContext:
     def _write_dropped(self, reason: str, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
-        if "reason" not in table.column_names:
-            table = table.append_column("reason", pa.array([reason] * table.num_rows, pa.string()))
-        table = table.select(EXCLUDED_SCHEMA.names).cast(EXCLUDED_SCHEMA)
         writer = self._excluded.get(reason)
         if writer is None:
             path = self.stage_dir / EXCLUDED_DIR / reason / self.unit.shard_name
@@ -227,12 +229,12 @@ class UnitContext:
             shard=self._kept.commit(),
             excluded={reason: writer.commit() for reason, writer in sorted(self._excluded.items())},
             outputs={name: writer.commit() for name, writer in sorted(self._outputs.items())},
-            seconds=seconds,
-            peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            seconds=round(seconds, 3),
+            peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             warnings=self.warnings,
             stats=self.stats,
         )
-        atomic_write_bytes(_marker_path(self.stage_dir, self.unit.index), result.to_json())
+        atomic_write_json(_marker_path(self.stage_dir, self.unit.index), to_data(result), indent=1)
         return result
 
 
@@ -241,7 +243,6 @@ class MapStage:
     """A map-style stage: ``plan`` makes the units, ``process`` turns one unit into rows."""
 
     name: str
-    input_stage: str | None
     output_schema: pa.Schema | Callable[[UnitContext], pa.Schema]  # fixed, or derived from the unit's input
     plan: Callable[[KilnConfig, Path | None], Plan]
     process: Callable[[WorkUnit, UnitContext], None]
@@ -253,6 +254,11 @@ class MapStage:
     # A global step after the map units and before the manifest (e.g. packing tokens): it
     # returns more named outputs (files written atomically, with their checksums) for the manifest.
     finalize: Callable[[KilnConfig, Path, list[UnitResult], logging.Logger], dict[str, list[ShardInfo]]] | None = None
+
+    @property
+    def input_stage(self) -> str | None:
+        """The stage whose output this one reads, from the pipeline order."""
+        return input_stage_of(self.name)
 
 
 def shard_plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
@@ -306,7 +312,7 @@ def _load_done(stage_dir: Path, unit: WorkUnit) -> UnitResult | None:
     path = _marker_path(stage_dir, unit.index)
     if not path.exists():
         return None
-    result = UnitResult.from_json(path.read_bytes())
+    result = from_data(UnitResult, json.loads(path.read_bytes()))
     outputs = [result.shard, *result.excluded.values(), *result.outputs.values()]
     if result.spec != unit.spec or any(
         not (stage_dir / s.path).exists() or (stage_dir / s.path).stat().st_size != s.bytes for s in outputs
@@ -342,7 +348,7 @@ def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: l
     (stage_dir / WORK_DIR).mkdir(parents=True, exist_ok=True)
     _remove_temporaries(stage_dir)
     if not state_path.exists():
-        atomic_write_bytes(state_path, json.dumps({"fingerprint": fp, "units": units}).encode())
+        atomic_write_json(state_path, {"fingerprint": fp, "units": units})
     return None
 
 
@@ -483,7 +489,7 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
                      for r in results],
         "details": _merged_details(results),
     }
-    atomic_write_bytes(stage_dir / STATS_NAME, (json.dumps(stats, indent=2, ensure_ascii=False) + "\n").encode())
+    atomic_write_json(stage_dir / STATS_NAME, stats)
     write_manifest(stage_dir, manifest)
     log.info(
         "%s done in %.1f s: %d in, %d out, dropped %s -> %s",

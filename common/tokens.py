@@ -1,9 +1,10 @@
 """Packed token streams as the trainer reads them: a flat uint16 ``.bin``, its ``.idx`` and ``meta.json``.
 
-Only numpy and the standard library are imported here: the trainer's environment has neither
-pyarrow nor pydantic. The tokenize stage writes, per split, ``<split>.bin`` (every document's
-tokens, each ending with EOS, in the shuffled order), ``<split>.idx`` (int64 start offsets of
-the documents, plus the total: documents + 1 entries) and one ``meta.json`` for all splits.
+Only numpy and the standard library are imported here: the trainer's environment has no pyarrow,
+and reading tokens needs none of the data stages' libraries. The tokenize stage writes, per split,
+``<split>.bin`` (every document's tokens, each ending with EOS, in the shuffled order), ``<split>.idx``
+(int64 start offsets of the documents, plus the total: documents + 1 entries) and one ``meta.json``
+for all splits.
 Training samples are windows of ``seq_len + 1`` tokens with stride ``seq_len`` (Megatron style):
 window ``i`` covers tokens ``[i * seq_len, i * seq_len + seq_len]`` inclusive.
 """

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 def ingested(tmp_path_factory) -> Path:
     """A data dir holding the ingest of a 4,000-record demo corpus split into many shards."""
     data = tmp_path_factory.mktemp("clean-cli")
-    cli("-m", "common.cli", "demo", str(data / "demo"), "--docs", "4000")
+    cli("-m", "kiln", "demo", str(data / "demo"), "--docs", "4000")
     cli("-m", "stages.ingest", "--input", str(data / "demo" / "corpus"), "--data-dir", str(data),
         "--set", "ingest.shard_max_bytes=300000", "--set", "ray.num_cpus=1")
     return data

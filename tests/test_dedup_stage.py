@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from common.cli import read_kept_texts
-from common.demo.truth import load_truth
 from common.manifest import require_manifest
 from common.shards import read_shard
+from demo.truth import load_truth
+from kiln.cli import read_kept_texts
 from stages.dedup.minhash import exact_key
 from stages.dedup.stage import EXACT, KEEP, NEAR, decide
 from tests.conftest import cli
@@ -52,7 +52,7 @@ def test_both_component_methods_decide_the_same():
 @pytest.fixture(scope="module")
 def demo_dedup(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("dedup-demo")
-    cli("-m", "stages", "--demo", "--demo-docs", "4000", "--data-dir", str(data))
+    cli("-m", "kiln", "run", "--demo", "--demo-docs", "4000", "--data-dir", str(data))
     return data
 
 

@@ -17,10 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from common.demo import content_en, content_zh, generator
-from common.demo.content_fill import fill
-from common.demo.generator import CATEGORY_WEIGHTS, RATES, SOURCES, generate_demo_corpus
-from common.demo.truth import (
+from common.text import dedup_tokens, jaccard, shingles
+from demo import content_en, content_zh, generator
+from demo.content_fill import fill
+from demo.generator import CATEGORY_WEIGHTS, RATES, SOURCES, generate_demo_corpus
+from demo.truth import (
     DROP_DEFECTS,
     INGEST_OUTCOMES,
     KEPT_DEFECTS,
@@ -28,7 +29,6 @@ from common.demo.truth import (
     load_truth,
     score,
 )
-from common.text import dedup_tokens, jaccard, shingles
 
 N_SMALL = 400
 JSONL_FILES = ("academic.jsonl.zst", "tech_docs.jsonl", "news.jsonl.gz", "dialogue.jsonl", "mixed.jsonl")

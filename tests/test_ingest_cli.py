@@ -122,7 +122,7 @@ def test_help_and_status(tmp_path: Path):
     assert "--input" in helped.stdout and "--force" in helped.stdout
     inputs = _write_inputs(tmp_path / "raw", files=2, rows=100)
     _ingest(tmp_path / "data", inputs)
-    status = cli("-m", "common.cli", "status", str(tmp_path / "data")).stdout
+    status = cli("-m", "kiln", "status", str(tmp_path / "data")).stdout
     ingest_row = next(line for line in status.splitlines() if line.startswith("ingest"))
     assert ingest_row.split()[:5] == ["ingest", "done", "2/2", "200", "200"]
     assert any(line.split()[:2] == ["clean", "missing"] for line in status.splitlines())

@@ -61,7 +61,7 @@ def test_bad_mix_settings_are_refused():
 @pytest.fixture(scope="module")
 def demo_mix(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("mix-demo")
-    cli("-m", "stages", "--demo", "--demo-docs", "4000", "--data-dir", str(data))
+    cli("-m", "kiln", "run", "--demo", "--demo-docs", "4000", "--data-dir", str(data))
     return data
 
 
@@ -108,7 +108,7 @@ def test_mix_is_deterministic(demo_mix: Path, tmp_path: Path):
 
 @pytest.mark.slow
 def test_report_shows_the_planned_and_realized_mix(demo_mix: Path, tmp_path: Path):
-    from common.report import write_report
+    from kiln.report import write_report
 
     page = write_report(demo_mix, tmp_path).read_text()
     assert 'src="mix-categories.png"' in page and (tmp_path / "mix-categories.png").stat().st_size > 5000

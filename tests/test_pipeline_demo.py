@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from common.cli import read_kept_texts
-from common.demo.truth import expected_ingest_counts, load_truth, score
 from common.manifest import require_manifest
+from demo.truth import expected_ingest_counts, load_truth, score
+from kiln.cli import read_kept_texts
 from tests.conftest import cli
 
 pytestmark = pytest.mark.slow
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> tuple[Path, str]:
     data = tmp_path_factory.mktemp("demo-run")
-    result = cli("-m", "stages", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
+    result = cli("-m", "kiln", "run", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
     return data, result.stdout
 
 
@@ -48,14 +48,14 @@ def test_categories_and_sources_survive_ingest(demo_run):
 def test_summary_status_and_eval_truth(demo_run):
     data, stdout = demo_run
     expected_ok = expected_ingest_counts(load_truth(data / "demo"))["ok"]
-    for table in (stdout, cli("-m", "common.cli", "status", str(data)).stdout):
+    for table in (stdout, cli("-m", "kiln", "status", str(data)).stdout):
         row = next(line for line in table.splitlines() if line.startswith("ingest"))
         assert row.split()[:2] == ["ingest", "done"]
         assert row.split()[3:5] == ["3,000", f"{expected_ok:,}"]
-    scored = json.loads(cli("-m", "common.cli", "eval-truth", str(data), "--json").stdout)
+    scored = json.loads(cli("-m", "kiln", "eval-truth", str(data), "--json").stdout)
     ingest_kinds = {k["kind"]: k for k in scored["kinds"] if k["kind"].startswith("ingest:")}
     assert len(ingest_kinds) == 4 and all(k["rate"] == 1.0 for k in ingest_kinds.values())
-    table = cli("-m", "common.cli", "eval-truth", str(data), "--stage", "ingest").stdout
+    table = cli("-m", "kiln", "eval-truth", str(data), "--stage", "ingest").stdout
     compared = 0
     for line in table.splitlines():
         if line.split()[:1] in (["bad_json"], ["bad_utf8"], ["missing_text"], ["empty_text"], ["ok"]):
@@ -68,7 +68,7 @@ def test_summary_status_and_eval_truth(demo_run):
 def test_rerun_is_a_no_op(demo_run):
     data, _ = demo_run
     before = (data / "ingest" / "_manifest.json").read_bytes()
-    again = cli("-m", "stages", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
+    again = cli("-m", "kiln", "run", "--demo", "--demo-docs", "3000", "--data-dir", str(data))
     assert "already done" in again.stderr
     assert (data / "ingest" / "_manifest.json").read_bytes() == before
 
@@ -104,7 +104,7 @@ def test_the_pipeline_ends_with_packed_tokens_the_trainer_can_read(demo_run):
     from common.tokens import TokenDataset
 
     data, stdout = demo_run
-    status = cli("-m", "common.cli", "status", str(data)).stdout
+    status = cli("-m", "kiln", "status", str(data)).stdout
     row = next(line for line in status.splitlines() if line.startswith("tokenize"))
     assert row.split()[:2] == ["tokenize", "done"]
     assert "tokens (uint16, vocabulary" in status
@@ -112,5 +112,5 @@ def test_the_pipeline_ends_with_packed_tokens_the_trainer_can_read(demo_run):
     assert len(train) > 10 and train.window(0).shape == (129,)
     inputs, labels = train.batch([0, 1])
     assert (inputs[:, 1:] == labels[:, :-1]).all()
-    page = cli("-m", "common.cli", "report", str(data)).stdout.strip()
+    page = cli("-m", "kiln", "report", str(data)).stdout.strip()
     assert 'src="tokenize-tokens-by-category.png"' in Path(page).read_text()

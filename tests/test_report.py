@@ -10,11 +10,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from common.cli import main
 from common.histograms import signal_histograms
-from common.report import write_report
 from common.schema import EXCLUDED_SCHEMA
 from common.shards import write_shard
+from kiln.cli import main
+from kiln.report import write_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HOST = {"hostname": "test", "cpu_count": 2, "python": "3.11.7", "platform": "Linux", "ray": {"mode": "local"}}

@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from common.errors import KilnError
-from common.report import write_report
-from common.report_train import read_series, train_section
+from kiln.report import write_report
+from kiln.report_train import read_series, train_section
 from stages.train.metrics import StepMetrics
 
 CHARTS = ("loss", "grad-norm", "lr", "throughput", "step-time")

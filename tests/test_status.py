@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from common.cli import main
 from common.manifest import Accounting, Manifest, write_manifest
 from common.shards import ShardInfo
+from kiln.cli import main
 
 
 def test_missing_partial_and_done(tmp_path: Path, capsys):

@@ -17,15 +17,16 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from common.categories import CATEGORIES
-from common.demo.content_docs import clean_document
 from common.errors import KilnError
 from common.files import file_sha256
 from common.manifest import Accounting, Manifest, require_manifest, write_manifest
 from common.runner import WORK_DIR
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, read_shard, write_shard
+from common.tokenizer import EOS_TOKEN, load_tokenizer
 from common.tokens import TokenDataset, TokenFileError
-from stages.tokenize.bpe import EOS_TOKEN, load_tokenizer, train_tokenizer
+from demo.content_docs import clean_document
+from stages.tokenize.bpe import train_tokenizer
 from stages.tokenize.encoders import (
     PROBE_TEXTS,
     HFEncoder,

@@ -20,9 +20,9 @@ from stages.train.checkpoint import (
     save_checkpoint,
 )
 from stages.train.config import ModelConfig, OptimConfig
-from stages.train.loop import make_train_step, setup_cpu
 from stages.train.model import GPT
 from stages.train.optim import build_optimizer
+from stages.train.step import make_train_step, setup_cpu
 
 setup_cpu(1)
 

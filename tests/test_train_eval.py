@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
+from common.tokenizer import special_ids
 from common.tokens import TokenDataset
 from stages.eval.__main__ import main
 from stages.eval.codec import Codec
@@ -27,14 +28,14 @@ from stages.eval.multiple_choice import (
     predictions,
     prompt_and_answers,
 )
-from stages.eval.perplexity import validation_loss
 from stages.eval.questions import QuestionSet, read_question_set
-from stages.tokenize.bpe import special_ids, train_tokenizer
+from stages.tokenize.bpe import train_tokenizer
 from stages.train.checkpoint import save_checkpoint
 from stages.train.config import ModelConfig, OptimConfig
-from stages.train.loop import make_train_step, setup_cpu
 from stages.train.model import GPT
 from stages.train.optim import build_optimizer
+from stages.train.step import make_train_step, setup_cpu
+from stages.train.validation import SplitMismatchError, validation_loss
 
 setup_cpu(1)
 
@@ -147,7 +148,7 @@ def test_validation_loss_follows_the_weights_as_training_updates_them(tmp_path: 
 
 def test_validation_loss_refuses_windows_longer_than_the_model(tmp_path: Path, model: GPT) -> None:
     tokens = TokenDataset(write_split(tmp_path, "validation", np.zeros(100), seq_len=64))
-    with pytest.raises(EvalError, match="exceed the model's max_seq_len 32"):
+    with pytest.raises(SplitMismatchError, match="exceed the model's max_seq_len 32"):
         validation_loss(model, tokens, batch_size=2)
 
 
@@ -279,7 +280,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory, codec: Codec) -> tuple[Pat
     net.wte.embedding_table.set_data(Tensor(np.random.default_rng(1).normal(0, 0.5, (300, 16)), ms.float32))
     optimizer = build_optimizer(net, OptimConfig(), total_steps=10)
     save_checkpoint(root / "checkpoints", "latest", net, optimizer,
-                    {"step": 7, "model": TINY.as_dict(), "tokens": str(root / "tokens" / "train.bin")})
+                    {"step": 7, "model": TINY.model_dump(), "tokens": str(root / "tokens" / "train.bin")})
     return root, net, validation
 
 

@@ -9,17 +9,10 @@ from pathlib import Path
 import pytest
 
 from common.errors import ConfigError, KilnError
-from stages.train.health import HealthConfig, HealthMonitor, TrainingHealthError
-from stages.train.metrics import (
-    PEAK_TFLOPS,
-    MetricsWriter,
-    StepMetrics,
-    cpu_features,
-    cpu_peak_flops,
-    mfu,
-    model_flops_per_token,
-    peak_flops,
-)
+from stages.train.config import HealthConfig, load_trainer_config
+from stages.train.flops import PEAK_TFLOPS, cpu_features, cpu_peak_flops, mfu, model_flops_per_token, peak_flops
+from stages.train.health import HealthMonitor, TrainingHealthError
+from stages.train.metrics import MetricsWriter, StepMetrics
 
 SPIKE = HealthConfig(spike_window=20, spike_min_history=10, spike_zscore=6.0, spike_patience=3)
 
@@ -120,8 +113,9 @@ def test_state_round_trips_through_json() -> None:
     step = 12
     monitor.observe(step, math.nan, 1.0, False)
     monitor.observe(step + 1, 30.0, 0.1, True)
-    restored = HealthMonitor.from_state(json.loads(json.dumps(monitor.state())), config)
-    assert restored.state() == monitor.state()
+    restored = HealthMonitor(config)
+    restored.load_state_dict(json.loads(json.dumps(monitor.state_dict())))
+    assert restored.state_dict() == monitor.state_dict()
     assert restored.skipped_total == 1 and restored.consecutive_skips == 0 and restored.spike_streak == 1
     assert restored.last_band_warning_step == monitor.last_band_warning_step is not None
     assert monitor.observe(step + 2, 31.0, 0.1, True) == restored.observe(step + 2, 31.0, 0.1, True)
@@ -131,9 +125,9 @@ def test_state_round_trips_through_json() -> None:
 
 def test_invalid_config_is_refused() -> None:
     with pytest.raises(ConfigError, match="max_consecutive_skips"):
-        HealthConfig(max_consecutive_skips=0)
+        load_trainer_config(None, ["health.max_consecutive_skips=0"])
     with pytest.raises(ConfigError, match="spike_min_history"):
-        HealthConfig(spike_window=5)
+        load_trainer_config(None, ["health.spike_window=5"])
 
 
 def test_jsonl_has_one_valid_object_per_step(tmp_path: Path) -> None:

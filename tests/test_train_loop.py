@@ -12,9 +12,9 @@ import numpy as np
 from mindspore import Tensor, ops
 
 from stages.train.config import ModelConfig, OptimConfig
-from stages.train.loop import make_train_step, setup_cpu
 from stages.train.model import GPT
 from stages.train.optim import build_optimizer
+from stages.train.step import make_train_step, setup_cpu
 from tests.test_train_data import write_tokens
 
 setup_cpu(1)
@@ -97,4 +97,4 @@ def test_cli_rejects_unknown_config_keys(tmp_path: Path) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text("model: {d_model: 32, heads: 2}\n")
     result = _cli("--tokens", str(bin_path), "--config", str(config))
-    assert result.returncode == 2 and "unknown keys ['heads']" in result.stderr
+    assert result.returncode == 2 and f"{config}: model.heads: unknown key" in result.stderr

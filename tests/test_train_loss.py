@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from mindspore import Tensor
 
-from stages.train.loop import setup_cpu
 from stages.train.loss import IGNORE_INDEX, masked_cross_entropy
+from stages.train.step import setup_cpu
 
 setup_cpu(1)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import mindspore as ms
@@ -11,9 +10,9 @@ import pytest
 from mindspore import Tensor, nn
 
 from common.errors import ConfigError
-from stages.train.config import ModelConfig
-from stages.train.loop import setup_cpu
+from stages.train.config import ModelConfig, load_trainer_config
 from stages.train.model import GPT, LayerNorm, RMSNorm, apply_rope, count_parameters, rope_tables
+from stages.train.step import setup_cpu
 
 setup_cpu(1)
 
@@ -21,17 +20,17 @@ TINY = {"vocab_size": 64, "d_model": 32, "n_layers": 2, "n_heads": 4, "max_seq_l
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"n_heads": 5}, "must divide model.d_model"),
+    ({"n_heads": 5}, "model.n_heads: must divide model.d_model"),
     ({"norm": "batchnorm"}, "model.norm"),
     ({"mlp": "relu"}, "model.mlp"),
     ({"position": "alibi"}, "model.position"),
     ({"attention": "sdpa"}, "model.attention"),
-    ({"n_layers": 0}, "model.n_layers must be positive"),
+    ({"n_layers": 0}, "model.n_layers: Input should be greater than 0"),
     ({"d_model": 36, "n_heads": 12}, "even head dimension"),
 ])
 def test_config_errors_name_the_key(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        ModelConfig(**{**TINY, **change})
+        load_trainer_config(None, [f"model.{key}={value!r}" for key, value in {**TINY, **change}.items()])
 
 
 def test_hidden_dim_defaults() -> None:
@@ -103,7 +102,7 @@ def test_bf16_compute_marks_every_dense_layer_and_keeps_fp32_master_weights() ->
     dense = [name for name, cell in GPT(cfg).cells_and_names() if isinstance(cell, nn.Dense)]
     assert len(dense) == 2 * 5 + 1  # qkv, proj, up, gate, down per block, and the head
     assert not any(cell.get_flags().get("bf16") for _, cell in GPT(cfg).cells_and_names())  # auto on CPU: fp32
-    model = GPT(dataclasses.replace(cfg, compute_dtype="bfloat16"))
+    model = GPT(cfg.replace(compute_dtype="bfloat16"))
     flagged = {name for name, cell in model.cells_and_names() if cell.get_flags().get("bf16")}
     assert set(dense) <= flagged and not any("norm" in name for name in flagged)
     assert all(p.dtype == ms.float32 for p in model.trainable_params())

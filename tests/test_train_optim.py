@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import mindspore as ms
+import numpy as np
 import pytest
 from mindspore import Tensor, mint, nn
 
 from common.errors import ConfigError
-from stages.train.config import ModelConfig, OptimConfig
-from stages.train.loop import setup_cpu
+from stages.train.config import ModelConfig, OptimConfig, load_trainer_config
 from stages.train.model import GPT
 from stages.train.optim import (
     WarmupCosine,
@@ -18,13 +18,19 @@ from stages.train.optim import (
     build_optimizer,
     clip_norm_for,
     decays,
-    lr_at,
+    lr_table,
+    warmup_cosine,
     warmup_steps,
 )
+from stages.train.step import setup_cpu
 
 setup_cpu(1)
 
 CFG = OptimConfig(lr=1e-3, min_lr=1e-4, warmup_ratio=0.01)
+
+
+def lr_at(step: int, cfg: OptimConfig, total_steps: int) -> float:
+    return float(warmup_cosine(np.float64(step), cfg, total_steps))
 
 
 def test_warmup_then_cosine_at_chosen_steps() -> None:
@@ -39,6 +45,8 @@ def test_warmup_then_cosine_at_chosen_steps() -> None:
     assert lr_at(total - 1, CFG, total) == pytest.approx(1e-4)
     assert lr_at(total + 50, CFG, total) == pytest.approx(1e-4)
     assert all(lr_at(s, CFG, total) >= lr_at(s + 1, CFG, total) for s in range(10, total))
+    table = lr_table(CFG, total)
+    assert table.dtype == np.float64 and table.tolist() == [lr_at(s, CFG, total) for s in range(total)]
 
 
 def test_in_graph_schedule_matches_python() -> None:
@@ -80,7 +88,7 @@ def test_weight_decay_only_on_matrices() -> None:
 ])
 def test_config_errors(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        OptimConfig(**change)
+        load_trainer_config(None, [f"optim.{key}={value!r}" for key, value in change.items()])
 
 
 def test_the_optimizer_switch_picks_adamw_weight_decay_on_cpu_and_builds_mint_adamw_for_ascend() -> None:
@@ -92,8 +100,9 @@ def test_the_optimizer_switch_picks_adamw_weight_decay_on_cpu_and_builds_mint_ad
     assert decayed["weight_decay"] == 0.1 and plain["weight_decay"] == 0.0
     assert all(decays(p) for p in decayed["params"]) and not any(decays(p) for p in plain["params"])
     cfg = OptimConfig(lr=1e-3, min_lr=1e-4, warmup_ratio=0.1)
+    rates = lr_table(cfg, 100)
     for step in (0, 9, 10, 60, 99):
-        apply_schedule(fused, step, cfg, 100)
+        apply_schedule(fused, rates[step])
         assert [float(g["lr"].asnumpy()) for g in fused.param_groups] == pytest.approx([lr_at(step, cfg, 100)] * 2)
     with pytest.raises(ConfigError, match="optim.implementation"):
-        OptimConfig(implementation="adam")
+        load_trainer_config(None, ["optim.implementation=adam"])

@@ -11,11 +11,9 @@ from mindspore.parallel.auto_parallel import AutoParallel
 from mindspore.parallel.nn import Pipeline
 
 from common.errors import ConfigError
-from stages.train.config import ModelConfig, from_dict
-from stages.train.loop import setup_cpu
+from stages.train.config import ModelConfig, ParallelConfig, load_trainer_config
 from stages.train.model import GPT, count_parameters
 from stages.train.parallel import (
-    ParallelConfig,
     apply_shard_strategies,
     assign_pipeline_stages,
     build_auto_parallel,
@@ -25,6 +23,7 @@ from stages.train.parallel import (
     shard_strategies,
     validate_parallel,
 )
+from stages.train.step import setup_cpu
 
 setup_cpu(1)
 
@@ -37,25 +36,30 @@ def tiny(**change: object) -> ModelConfig:
     return ModelConfig(**{**TINY, **change})
 
 
+def parallel_overrides(values: dict) -> list[str]:
+    return [f"parallel.{key}={value!r}" for key, value in values.items()]
+
+
 @pytest.mark.parametrize(("values", "fragments"), [
-    ({"data_parallel": 0}, ["parallel.data_parallel must be positive, got 0"]),
-    ({"model_parallel": 1.5}, ["parallel.model_parallel must be a positive integer, got 1.5"]),
-    ({"pipeline_stages": True}, ["parallel.pipeline_stages must be a positive integer, got True"]),
-    ({"micro_batches": -1}, ["parallel.micro_batches must be positive, got -1"]),
-    ({"optimizer_sharding": "yes"}, ["parallel.optimizer_sharding must be true or false, got 'yes'"]),
-    ({"tensor_parallel": 2}, ["parallel: unknown keys ['tensor_parallel']"]),
+    ({"data_parallel": 0}, ["parallel.data_parallel: Input should be greater than 0, got 0"]),
+    ({"model_parallel": 1.5}, ["parallel.model_parallel: Input should be a valid integer, got 1.5"]),
+    ({"pipeline_stages": True}, ["parallel.pipeline_stages: Input should be a valid integer, got True"]),
+    ({"micro_batches": -1}, ["parallel.micro_batches: Input should be greater than 0, got -1"]),
+    ({"optimizer_sharding": "yes"}, ["parallel.optimizer_sharding: Input should be a valid boolean, got 'yes'"]),
+    ({"tensor_parallel": 2}, ["parallel.tensor_parallel: unknown key"]),
 ])
 def test_config_field_errors(values: dict, fragments: list[str]) -> None:
     with pytest.raises(ConfigError) as err:
-        from_dict(ParallelConfig, "parallel", values)
+        load_trainer_config(None, parallel_overrides(values))
     assert all(f in str(err.value) for f in fragments), str(err.value)
 
 
 def test_config_from_mapping() -> None:
-    built = from_dict(ParallelConfig, "parallel", {"data_parallel": 2, "optimizer_sharding": True})
+    built = load_trainer_config(None, parallel_overrides({"data_parallel": 2, "optimizer_sharding": True})).parallel
     assert built == ParallelConfig(data_parallel=2, optimizer_sharding=True)
     assert built.world_size == 2
-    assert ParallelConfig() == ParallelConfig(1, 1, 1, False, 1)
+    assert ParallelConfig() == ParallelConfig(data_parallel=1, model_parallel=1, pipeline_stages=1,
+                                              optimizer_sharding=False, micro_batches=1)
 
 
 @pytest.mark.parametrize(("parallel", "world", "model", "batch", "device", "fragments"), [

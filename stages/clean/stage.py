@@ -25,7 +25,8 @@ EXAMPLE_CHARS = 300
 
 
 def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict]:
-    """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule, stats)."""
+    """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule with a
+    ``signal`` column saying why, stats)."""
     texts = batch.column("text").to_pylist()
     repaired = [repair(t) for t in texts] if cfg.repair else list(texts)
     changed = sum(a != b for a, b in zip(texts, repaired, strict=True))
@@ -71,14 +72,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             by_reason.setdefault(reason, []).append(i)
     for reason, rows in by_reason.items():
         part = full.take(pa.array(rows, pa.int64()))
-        dropped[reason] = pa.table({
-            "doc_id": part.column("doc_id"),
-            "source_id": part.column("source_id"),
-            "source": part.column("source"),
-            "text": part.column("text"),
-            "signal": pa.array([details[i] for i in rows], pa.string()),
-            "location": pa.array([None] * len(rows), pa.string()),
-        })
+        dropped[reason] = part.append_column("signal", pa.array([details[i] for i in rows], pa.string()))
 
     lang_counts = Counter(langs)
     stats = {
@@ -106,9 +100,9 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             ctx.count_in(part.num_rows)
             kept, dropped, stats = clean_batch(part, cfg)
             ctx.keep(kept)
-            for reason, table in dropped.items():
-                ctx.drop(reason, table)
+            for reason, rows in dropped.items():
+                ctx.drop(reason, rows, signal=rows.column("signal"))
             ctx.add_stats(stats)
 
 
-STAGE = MapStage(name="clean", input_stage="ingest", output_schema=CLEAN_SCHEMA, plan=shard_plan, process=process)
+STAGE = MapStage(name="clean", output_schema=CLEAN_SCHEMA, plan=shard_plan, process=process)

@@ -88,22 +88,18 @@ def star_contraction_components(num_nodes: int, edges: np.ndarray) -> np.ndarray
 
     Kiwi et al., "Connected Components in MapReduce and Beyond" (SoCC 2014). The state is the
     edge list alone; a round rewrites it until it is a forest of stars centred on each component's
-    smallest node, and then the star edges (leaf, centre) are the labels. Each step is a group-by
-    on the edges followed by a deduplication, which is how it runs on a cluster when the edges do
-    not fit one node:
+    smallest node, and then the star edges (leaf, centre) are the labels. Here the rounds run in
+    one process, with numpy sorts over the whole edge list:
 
-    * large-star: every edge is emitted in both directions and hash-partitioned by its source
-      node into P partitions; a Ray task per partition sorts its rows by source, takes the
-      smallest neighbour m(u) of each node u and emits (v, m(u)) for each neighbour v > u;
-    * small-star: every edge is keyed by its larger endpoint, partitioned the same way; each task
-      emits (v, m(u)) for u and each smaller neighbour v, m(u) the smallest of them;
-    * the emitted edges are deduplicated by hash-partitioning on the (larger, smaller) pair, and
-      they form the next round's input (Ray object refs, one per partition, or files);
-    * the driver stops when every task reports zero nodes with two smaller neighbours and zero
-      smaller endpoints that have a smaller neighbour themselves (counted during the group-bys).
+    * large-star: every edge in both directions, grouped by source node u; for each neighbour
+      v > u, emit (v, m(u)), m(u) the smallest of u and its neighbours;
+    * small-star: every edge keyed by its larger endpoint u; emit (v, m(u)) for u and each smaller
+      neighbour v;
+    * the emitted edges are deduplicated and form the next round's input, until the edges form a
+      star forest.
 
-    Rounds grow O(log n) in practice (O(log^2 n) proven); a task never holds more than one
-    partition of the edges, and no per-node array is needed until the final labels.
+    Each step is a group-by by node, so the rounds need no per-node array until the final labels.
+    Rounds grow O(log n) in practice (O(log^2 n) proven).
     """
     edges = _canonical(_checked(num_nodes, edges), num_nodes)
     while not _is_star_forest(edges):

@@ -200,13 +200,8 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             rows = np.nonzero(reason == code)[0]
             if rows.size:
                 part = table.take(pa.array(rows))
-                ctx.drop(name, pa.table({
-                    "doc_id": part.column("doc_id"), "source_id": part.column("source_id"),
-                    "source": part.column("source"), "text": part.column("text"),
-                    "signal": pa.array([f"kept doc_id={k} (cluster of {s})" for k, s in
-                                        zip(kept_ids[at[rows]], size[rows], strict=True)]),
-                    "location": pa.nulls(rows.size, pa.string()),
-                }))
+                ctx.drop(name, part, signal=[f"kept doc_id={k} (cluster of {s})" for k, s in
+                                             zip(kept_ids[at[rows]], size[rows], strict=True)])
                 langs = part.column("lang").to_pylist()
                 cats = part.column("category").to_pylist()
                 ctx.add_stats({f"removed_{name}_by_lang": dict(Counter(langs)),
@@ -217,6 +212,6 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
 
 
 STAGE = MapStage(
-    name="dedup", input_stage="clean", output_schema=input_schema_with(pa.field("dup_cluster_size", pa.int32())),
+    name="dedup", output_schema=input_schema_with(pa.field("dup_cluster_size", pa.int32())),
     plan=shard_plan, process=process, prepare=prepare,
 )

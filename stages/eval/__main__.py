@@ -131,9 +131,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     from stages.eval.forward import forward_of
     from stages.eval.generate import check_sampling, generate
     from stages.eval.multiple_choice import evaluate_multiple_choice
-    from stages.eval.perplexity import validation_loss
-    from stages.train.loop import setup_cpu
     from stages.train.model import count_parameters
+    from stages.train.step import setup_cpu
+    from stages.train.validation import validation_loss
 
     root = checkpoint_root(args.checkpoint)
     state = read_state(root)

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from common.config import validate
 from common.errors import ConfigError
 from stages.eval.errors import EvalError
 from stages.train.checkpoint import NAMES, STATE_FILE, checkpoint_dir, load_checkpoint
-from stages.train.config import ModelConfig, from_dict
+from stages.train.config import ModelConfig, TrainerConfig
 from stages.train.model import GPT
 
 
@@ -49,8 +50,8 @@ def read_state(root: Path) -> dict[str, Any]:
 def model_config(state: dict[str, Any], root: Path) -> ModelConfig:
     """The ModelConfig recorded in ``state``."""
     try:
-        return from_dict(ModelConfig, "model", state["model"])
-    except (ConfigError, TypeError) as err:
+        return validate(TrainerConfig, {"model": state["model"]}, where=STATE_FILE).model
+    except ConfigError as err:
         raise EvalError(f"{root}: the recorded model configuration is invalid ({err})") from None
 
 

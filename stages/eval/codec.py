@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from stages.tokenize.bpe import largest_id, load_tokenizer, special_ids
+from common.tokenizer import largest_id, load_tokenizer, special_ids
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Compiled, read-only forward passes of a causal LM: summed NLL, per-token log-probabilities, next-token logits.
+"""Compiled, read-only forward passes of a causal LM: per-token log-probabilities and next-token logits.
 
 Each pass is an ``@ms.jit`` function, compiled once per input shape. Rows of varying length are
 right-padded to a power of two (at least MIN_BUCKET, at most ``max_seq_len``): a causal model's
@@ -15,7 +15,6 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from stages.train.loss import IGNORE_INDEX, masked_cross_entropy
 from stages.train.model import GPT
 
 MIN_BUCKET = 16
@@ -36,11 +35,6 @@ class CompiledForward:
         self.max_seq_len = max_seq_len
 
         @ms.jit
-        def nll_sum(inputs: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
-            count = ops.cast(labels != IGNORE_INDEX, ms.float32).sum()
-            return masked_cross_entropy(model(inputs), labels) * count, count
-
-        @ms.jit
         def target_logprobs(inputs: Tensor, targets: Tensor) -> Tensor:
             log_probs = ops.log_softmax(model(inputs), -1)
             return ops.gather_elements(log_probs, -1, ops.expand_dims(targets, -1)).squeeze(-1)
@@ -49,14 +43,8 @@ class CompiledForward:
         def logits_at(inputs: Tensor, position: Tensor) -> Tensor:
             return ops.gather(model(inputs), position, 1)
 
-        self._nll_sum = nll_sum
         self._target_logprobs = target_logprobs
         self._logits_at = logits_at
-
-    def nll(self, inputs: np.ndarray, labels: np.ndarray) -> tuple[float, int]:
-        """(summed negative log-likelihood, number of labels that are not IGNORE_INDEX) of one batch."""
-        total, count = self._nll_sum(Tensor(inputs, ms.int32), Tensor(labels, ms.int32))
-        return float(total.asnumpy()), int(round(float(count.asnumpy())))
 
     def target_logprobs(self, rows: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """For each row of 2 .. max_seq_len + 1 ids, log p(row[i] | row[:i]) for i = 1 .. len(row) - 1."""
@@ -81,8 +69,8 @@ class CompiledForward:
 
 @functools.lru_cache(maxsize=1)
 def forward_of(model: GPT) -> CompiledForward:
-    """The compiled passes of ``model``, kept for the most recent model so that periodic evaluation compiles once.
+    """The compiled passes of ``model``, kept for the most recent model so that they compile once per shape.
 
-    They see the weights as the optimizer updates them in place, but not weights replaced with
-    ``Parameter.set_data`` (as ``load_checkpoint`` does) after the first evaluation: load first."""
+    They read the weights as they are at each call, but not weights replaced with ``Parameter.set_data``
+    (as ``load_checkpoint`` does) after the first pass: load first."""
     return CompiledForward(model, model.cfg.max_seq_len)

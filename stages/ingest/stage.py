@@ -13,12 +13,6 @@ from stages.ingest.readers import BadRecord, RawRecord, read_unit
 from stages.ingest.records import DocumentBuilder
 
 
-def _excluded_row(reason_detail: str, text: str, location: str, source_id: str | None = None,
-                  source: str | None = None) -> dict:
-    return {"doc_id": None, "source_id": source_id, "source": source, "text": text,
-            "signal": reason_detail, "location": location}
-
-
 def _raw_text(record: RawRecord) -> str:
     """The record as JSON for the exclusion file (unpaired surrogates become '?')."""
     text = json.dumps(record.fields, ensure_ascii=False, default=str)
@@ -33,13 +27,14 @@ def _ingest_records(unit: WorkUnit, ctx: UnitContext) -> None:
     for item in read_unit(spec):
         ctx.count_in()
         if isinstance(item, BadRecord):
-            ctx.drop(item.reason, [_excluded_row(item.detail, item.raw, item.location)])
+            ctx.drop(item.reason, [{"text": item.raw, "location": item.location}], signal=item.detail)
             continue
         rejected = builder.add(item)
         if rejected is not None:
             raw = item.fields.get(fields.text) if rejected.reason == "oversize" else _raw_text(item)
-            ctx.drop(rejected.reason, [_excluded_row(rejected.detail, raw, item.location,
-                                                      source_id=str(item.fields.get(fields.id) or "") or None)])
+            source_id = str(item.fields.get(fields.id) or "") or None
+            ctx.drop(rejected.reason, [{"text": raw, "location": item.location, "source_id": source_id}],
+                     signal=rejected.detail)
         elif len(builder) >= cfg.batch_rows:
             ctx.keep(builder.flush())
     ctx.keep(builder.flush())
@@ -59,7 +54,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             spec = spec | {"error": str(err)}
     ctx.warn(f"skipped unreadable file (ingest.skip_bad_files): {spec['error']}")
     ctx.count_in()
-    ctx.drop("bad_file", [_excluded_row(spec["error"], "", spec["name"])])
+    ctx.drop("bad_file", [{"text": "", "location": spec["name"]}], signal=spec["error"])
 
 
-STAGE = MapStage(name="ingest", input_stage=None, output_schema=DOC_SCHEMA, plan=plan, process=process)
+STAGE = MapStage(name="ingest", output_schema=DOC_SCHEMA, plan=plan, process=process)

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig, MixConfig
 from common.errors import KilnError
-from common.files import atomic_write_bytes, file_sha256
+from common.files import atomic_write_json, file_sha256
 from common.hashing import unit_interval
 from common.manifest import require_manifest
 from common.runner import (
@@ -83,7 +83,7 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     for warning in plan.warnings:
         log.warning("mix: %s", warning)
     log.info("mix: %s training tokens available, budget %s", f"{tokens_total:,.0f}", f"{budget:,.0f}")
-    atomic_write_bytes(path, json.dumps({"budget": budget, **plan.to_dict()}, indent=1, sort_keys=True).encode())
+    atomic_write_json(path, {"budget": budget, **plan.to_dict()}, indent=1, sort_keys=True)
 
 
 def _load_plan(stage_dir: Path) -> MixPlan:
@@ -123,13 +123,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
         for reason, mask in (("unknown_category", unknown), ("downsampled", ~validation & ~unknown & (copies == 0))):
             rows = np.nonzero(mask)[0]
             if rows.size:
-                part = table.take(pa.array(rows))
-                ctx.drop(reason, pa.table({
-                    "doc_id": part.column("doc_id"), "source_id": part.column("source_id"),
-                    "source": part.column("source"), "text": part.column("text"),
-                    "signal": pa.array([f"epochs={epochs[i]:.3f}" for i in rows], pa.string()),
-                    "location": pa.nulls(rows.size, pa.string()),
-                }))
+                ctx.drop(reason, table.take(pa.array(rows)), signal=[f"epochs={epochs[i]:.3f}" for i in rows])
         picked = np.nonzero(train)[0]
         held = np.nonzero(validation)[0]
         ctx.add_stats({
@@ -173,12 +167,12 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
         log.info("mix: %-13s planned %5.1f %%  realized %5.1f %%", category, 100 * row["planned_share"],
                  100 * row["realized_share"])
     path = stage_dir / SUMMARY
-    atomic_write_bytes(path, (json.dumps(summary, indent=1, sort_keys=True) + "\n").encode())
+    atomic_write_json(path, summary, indent=1, sort_keys=True)
     return {"summary": [ShardInfo(path=SUMMARY, rows=len(categories), bytes=path.stat().st_size,
                                   sha256=file_sha256(path))]}
 
 
 STAGE = MapStage(
-    name="mix", input_stage="dedup", output_schema=input_schema_with(pa.field("repeat", pa.int32())),
+    name="mix", output_schema=input_schema_with(pa.field("repeat", pa.int32())),
     plan=shard_plan, process=process, prepare=prepare, finalize=finalize,
 )

@@ -20,13 +20,14 @@ import pyarrow.compute as pc
 
 from common.config import KilnConfig, TokenizeConfig
 from common.errors import KilnError
-from common.files import atomic_write_bytes, file_sha256
+from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.manifest import manifest_sha256, require_manifest
 from common.runner import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit
 from common.schema import CATEGORY_TYPE
 from common.shards import ShardInfo, iter_batches
+from common.tokenizer import check_fits_uint16, largest_id, load_tokenizer, special_ids
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE
-from stages.tokenize.bpe import check_fits_uint16, largest_id, load_tokenizer, special_ids, train_tokenizer
+from stages.tokenize.bpe import train_tokenizer
 from stages.tokenize.encoders import HFEncoder, TiktokenEncoder, choose_encoder, make_encoder
 from stages.tokenize.pack import pack_split
 from stages.tokenize.sample import leading_texts, sample_texts
@@ -97,7 +98,7 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     if not choice_path.exists():
         texts = list(leading_texts(input_dir, train_shards, VERIFY_BYTES))
         name, reason = choose_encoder(load_tokenizer(path), tcfg.encoder, texts)
-        atomic_write_bytes(choice_path, json.dumps({"encoder": name, "reason": reason}).encode("utf-8"))
+        atomic_write_json(choice_path, {"encoder": name, "reason": reason})
     choice = json.loads(choice_path.read_text())
     log.info("tokenize: encoding with %s (%s)", choice["encoder"], choice["reason"])
 
@@ -156,13 +157,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             table, empty = encode_documents(part, split, encoder, eos)
             ctx.keep(table)
             if empty.size:
-                rows = part.take(pa.array(empty))
-                ctx.drop(EMPTY, pa.table({
-                    "doc_id": rows.column("doc_id"), "source_id": rows.column("source_id"),
-                    "source": rows.column("source"), "text": rows.column("text"),
-                    "signal": pa.array(["0 tokens"] * empty.size, pa.string()),
-                    "location": pa.nulls(empty.size, pa.string()),
-                }))
+                ctx.drop(EMPTY, part.take(pa.array(empty)), signal="0 tokens")
             tokens = pc.sum(pc.list_value_length(table.column("tokens"))).as_py() or 0
             ctx.add_stats({"tokens": {split: tokens}, "documents": {split: table.num_rows},
                            "encoder": {encoder.name: part.num_rows}})
@@ -195,7 +190,7 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
         "tokenizer": {"file": TOKENIZER_NAME, "sha256": file_sha256(tokenizer_path), "encoder": encoder},
         "splits": splits,
     }
-    atomic_write_bytes(stage_dir / META_NAME, (json.dumps(meta, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    atomic_write_json(stage_dir / META_NAME, meta)
     outputs["meta"] = [_info(stage_dir, META_NAME, 1)]
     outputs["tokenizer"] = [_info(stage_dir, TOKENIZER_NAME, meta["vocab_size"])]
     return outputs
@@ -206,5 +201,5 @@ def _info(stage_dir: Path, name: str, rows: int) -> ShardInfo:
     return ShardInfo(path=name, rows=rows, bytes=path.stat().st_size, sha256=file_sha256(path))
 
 
-STAGE = MapStage(name="tokenize", input_stage="mix", output_schema=TOKENS_SCHEMA, plan=plan, process=process,
+STAGE = MapStage(name="tokenize", output_schema=TOKENS_SCHEMA, plan=plan, process=process,
                  prepare=prepare, finalize=finalize)

@@ -1,1 +1,1 @@
-"""The MindSpore causal-LM trainer: model, masked loss, AdamW schedule and the compiled training step."""
+"""The MindSpore causal-LM trainer: config, model, loss, optimizer and schedule, compiled step, checkpoints, metrics."""

@@ -29,6 +29,7 @@ data-parallel rank; rank 0 writes the files.
 exit status: 0 done, 2 bad configuration or input, 3 stopped by the health checks, 143 SIGTERM."""
 
 HEALTH_EXIT = 3
+SIGTERM_EXIT = 143
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,12 +71,13 @@ def _summary_lines(summary: RunSummary, run_dir: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        from stages.train.checkpoint import Preempted
+        from stages.train.config import load_trainer_config
         from stages.train.data import open_tokens
         from stages.train.distributed import join_world
         from stages.train.health import TrainingHealthError
-        from stages.train.loop import setup_cpu
-        from stages.train.run_config import load_trainer_config
-        from stages.train.trainer import SIGTERM_EXIT, Preempted, Trainer
+        from stages.train.step import setup_cpu
+        from stages.train.trainer import Trainer
 
         tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
         config = load_trainer_config(args.config, args.overrides)

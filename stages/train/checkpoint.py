@@ -1,10 +1,16 @@
-"""Trainer checkpoints: ``latest/`` and ``best/`` directories swapped in atomically and verified before loading.
+"""Trainer checkpoints: ``latest/`` and ``best/`` directories swapped in atomically and verified before loading,
+and the manager that decides when a run writes them.
 
 Each directory holds ``model.safetensors`` (network parameters), ``optimizer.safetensors``
 (optimizer state without the network weights), ``trainer_state.json`` and ``checksums.json``
 (sha256 of the other three). A checkpoint is written into a hidden temporary sibling, every
 file fsync'd, then renamed into place: the previous one becomes ``<name>.old`` and is deleted
 only once the new one is in place, so a crash at any point leaves one complete checkpoint.
+
+As in torchtitan, every stateful part hands its state over through ``state_dict()`` and takes it
+back through ``load_state_dict()``: the network (:class:`ModelState`) and the optimizer
+(:class:`OptimizerState`) into the safetensors files, the trainer's progress, the data order and
+the health monitor into ``trainer_state.json``. :class:`CheckpointManager` owns the cadence.
 """
 
 from __future__ import annotations
@@ -12,16 +18,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from types import FrameType, TracebackType
+from typing import Any, Protocol
 
 import mindspore as ms
 from mindspore import nn
 
 from common.errors import KilnError
-from common.files import file_sha256, fsync_dir
+from common.files import atomic_write_json, file_sha256, fsync_dir
+from stages.train.distributed import World, agree_to_stop, barrier
 
 NAMES = ("latest", "best")
 MODEL_FILE = "model.safetensors"
@@ -35,10 +44,63 @@ class CheckpointError(KilnError):
     """A checkpoint is missing, corrupt, or does not match the network or optimizer."""
 
 
-def _write_json(path: Path, value: Any) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=2, sort_keys=True)
-        handle.write("\n")
+class Preempted(KilnError):
+    """SIGTERM arrived; ``latest`` was saved and the run can be resumed by rerunning the command."""
+
+
+class Stateful(Protocol):
+    """A part of the training run whose state a checkpoint keeps."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+def _key_error(path: Path | str, missing: Iterable[str], extra: Iterable[str]) -> CheckpointError | None:
+    missing, extra = sorted(missing), sorted(extra)
+    if not missing and not extra:
+        return None
+    return CheckpointError(f"{path}: keys do not match the target: missing {missing}, extra {extra}")
+
+
+def _load_into(file: str, target: nn.Cell, params: dict[str, ms.Parameter], ignored: set[str]) -> None:
+    """Strict load; every target parameter outside ``ignored`` and every checkpoint key must be loaded."""
+    not_loaded, unused = ms.load_param_into_net(target, params, strict_load=True)
+    error = _key_error(file, set(not_loaded) - ignored, unused)
+    if error:
+        raise error
+
+
+class ModelState:
+    """The network's parameters, kept in model.safetensors."""
+
+    file = MODEL_FILE
+
+    def __init__(self, net: nn.Cell):
+        self.net = net
+
+    def state_dict(self) -> dict[str, ms.Parameter]:
+        return self.net.parameters_dict()
+
+    def load_state_dict(self, state: dict[str, ms.Parameter]) -> None:
+        _load_into(self.file, self.net, state, set())
+
+
+class OptimizerState:
+    """The optimizer's own state (moments, step counter) without the network's weights, kept in
+    optimizer.safetensors."""
+
+    file = OPTIMIZER_FILE
+
+    def __init__(self, optimizer: nn.Optimizer, net: nn.Cell):
+        self.optimizer = optimizer
+        self.net_keys = set(net.parameters_dict())
+
+    def state_dict(self) -> dict[str, ms.Parameter]:
+        return {k: v for k, v in self.optimizer.parameters_dict().items() if k not in self.net_keys}
+
+    def load_state_dict(self, state: dict[str, ms.Parameter]) -> None:
+        _load_into(self.file, self.optimizer, state, self.net_keys)
 
 
 def _check_name(name: str) -> None:
@@ -55,14 +117,11 @@ def save_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer
         shutil.rmtree(stale)
     tmp = root / f".{name}.tmp-{os.getpid()}"
     tmp.mkdir()
-    net_keys = set(net.parameters_dict())
-    ms.save_checkpoint(net, str(tmp / MODEL_FILE), format="safetensors")
-    ms.save_checkpoint(optimizer, str(tmp / OPTIMIZER_FILE), format="safetensors",
-                       choice_func=lambda key: key not in net_keys)
-    _write_json(tmp / STATE_FILE, state)
-    _write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in DATA_FILES})
-    for f in (*DATA_FILES, CHECKSUMS_FILE):
-        fsync_dir(tmp / f)
+    for part in (ModelState(net), OptimizerState(optimizer, net)):
+        ms.save_checkpoint(part.state_dict(), str(tmp / part.file), format="safetensors")
+        fsync_dir(tmp / part.file)
+    atomic_write_json(tmp / STATE_FILE, state, sort_keys=True)
+    atomic_write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in DATA_FILES}, sort_keys=True)
     fsync_dir(tmp)
 
     final = root / name
@@ -106,13 +165,6 @@ def verify_checksums(directory: Path) -> None:
             raise CheckpointError(f"{path}: sha256 does not match {CHECKSUMS_FILE} (corrupt file)")
 
 
-def _key_error(path: Path, missing: Iterable[str], extra: Iterable[str]) -> CheckpointError | None:
-    missing, extra = sorted(missing), sorted(extra)
-    if not missing and not extra:
-        return None
-    return CheckpointError(f"{path}: keys do not match the target: missing {missing}, extra {extra}")
-
-
 def _read_params(path: Path, expected: dict[str, ms.Parameter]) -> dict[str, ms.Parameter]:
     """Read a safetensors file and check its keys and shapes against ``expected`` without touching it."""
     try:
@@ -129,28 +181,15 @@ def _read_params(path: Path, expected: dict[str, ms.Parameter]) -> dict[str, ms.
     return params
 
 
-def _load_into(path: Path, target: nn.Cell, params: dict[str, ms.Parameter], ignored: set[str]) -> None:
-    """Strict load; every target parameter outside ``ignored`` and every checkpoint key must be loaded."""
-    not_loaded, unused = ms.load_param_into_net(target, params, strict_load=True)
-    error = _key_error(path, set(not_loaded) - ignored, unused)
-    if error:
-        raise error
-
-
-def _load_dir(directory: Path, net: nn.Cell, optimizer: nn.Optimizer | None) -> dict[str, Any]:
+def _load_dir(directory: Path, parts: Sequence[ModelState | OptimizerState]) -> dict[str, Any]:
     verify_checksums(directory)
     try:
         state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise CheckpointError(f"{directory / STATE_FILE}: unreadable ({exc})") from exc
-    net_params = net.parameters_dict()
-    loads = [(directory / MODEL_FILE, net, _read_params(directory / MODEL_FILE, net_params), set())]
-    if optimizer is not None:
-        own = {k: v for k, v in optimizer.parameters_dict().items() if k not in net_params}
-        loads.append((directory / OPTIMIZER_FILE, optimizer, _read_params(directory / OPTIMIZER_FILE, own),
-                      set(net_params)))
-    for path, target, params, ignored in loads:
-        _load_into(path, target, params, ignored)
+    loads = [(part, _read_params(directory / part.file, part.state_dict())) for part in parts]
+    for part, params in loads:
+        part.load_state_dict(params)
     return state
 
 
@@ -163,7 +202,9 @@ def load_checkpoint(root: Path, net: nn.Cell, optimizer: nn.Optimizer | None = N
     ``optimizer``) leaves the optimizer untouched. Parameters are loaded with ``set_data``, which a
     step compiled before the load does not see: load before the first compiled step.
     """
-    target = None if weights_only else optimizer
+    parts: list[ModelState | OptimizerState] = [ModelState(net)]
+    if optimizer is not None and not weights_only:
+        parts.append(OptimizerState(optimizer, net))
     failures = []
     for name in NAMES:
         directory = checkpoint_dir(root, name)
@@ -171,7 +212,7 @@ def load_checkpoint(root: Path, net: nn.Cell, optimizer: nn.Optimizer | None = N
             failures.append(f"{Path(root) / name}: missing")
             continue
         try:
-            state = _load_dir(directory, net, target)
+            state = _load_dir(directory, parts)
         except CheckpointError as exc:
             failures.append(str(exc))
             continue
@@ -180,3 +221,98 @@ def load_checkpoint(root: Path, net: nn.Cell, optimizer: nn.Optimizer | None = N
                           RuntimeWarning, stacklevel=2)
         return state
     raise CheckpointError(f"no usable checkpoint under {root}: " + "; ".join(failures))
+
+
+class CheckpointManager:
+    """The checkpoints of one run under ``root``: the resume, and when ``latest`` and ``best`` are written.
+
+    ``latest`` is saved every ``every`` steps (0: only at the end), at step ``total_steps`` and on
+    SIGTERM, ``best`` whenever the validation loss improves; rank 0 alone writes. trainer_state.json
+    holds the ``record`` of the run (what it trains on which tokens), ``fingerprint`` and the state of
+    each of ``parts`` and of the manager itself (the best validation loss), each part owning its keys.
+    Inside ``with manager:`` SIGTERM makes :meth:`step_done` save ``latest`` and raise :class:`Preempted`.
+    """
+
+    def __init__(self, root: Path, net: nn.Cell, optimizer: nn.Optimizer, parts: Sequence[Stateful], *,
+                 fingerprint: str, record: dict[str, Any], every: int, total_steps: int, world: World,
+                 say: Callable[[str], None]):
+        self.root = Path(root)
+        self.net = net
+        self.optimizer = optimizer
+        self.parts = [*parts, self]
+        self.fingerprint = fingerprint
+        self.record = record
+        self.every = every
+        self.total_steps = total_steps
+        self.world = world
+        self.say = say
+        self.best_val_loss: float | None = None
+        self._stop_requested = False
+        self._previous_handler: Any = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The lowest validation loss so far (None before the first validation)."""
+        return {"best_val_loss": self.best_val_loss}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.best_val_loss = state["best_val_loss"]
+
+    def load(self) -> bool:
+        """Resume every part from ``latest`` (from ``best``, with a warning, when latest is unusable, and then
+        replace latest at once); False when the run has no checkpoint yet."""
+        if all(checkpoint_dir(self.root, name) is None for name in NAMES):
+            return False
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            state = load_checkpoint(self.root, self.net, self.optimizer)
+        for warning in caught:
+            self.say(f"WARNING: {warning.message}")
+        if state.get("config_fingerprint") != self.fingerprint:
+            raise CheckpointError(
+                f"{self.root}: written by a run with a different model, optimizer, step count, batch, "
+                f"seq_len or seed (fingerprint {state.get('config_fingerprint')} != {self.fingerprint}); "
+                f"use a new run directory, or --restart to start over in this one")
+        for part in self.parts:
+            part.load_state_dict(state)
+        if caught:
+            self.save("latest")  # so that a crash before the next save cannot meet the unusable one again
+        return True
+
+    def save(self, name: str) -> None:
+        """Write checkpoint ``name`` (rank 0; the parameters are identical on every rank)."""
+        if not self.world.is_main:
+            return
+        state = {**self.record, "config_fingerprint": self.fingerprint}
+        for part in self.parts:
+            state.update(part.state_dict())
+        save_checkpoint(self.root, name, self.net, self.optimizer, state)
+
+    def step_done(self, step: int) -> None:
+        """After ``step`` steps: save ``latest`` when it is due; after SIGTERM on any rank, save it and raise
+        :class:`Preempted` on every rank."""
+        stop = agree_to_stop(self._stop_requested, self.world)
+        if stop or step == self.total_steps or (self.every and step % self.every == 0):
+            self.save("latest")
+        if stop:
+            barrier(self.world)
+            self.say(f"SIGTERM: saved {self.root / 'latest'} at step {step}; rerun the same command to resume")
+            raise Preempted(f"stopped by SIGTERM at step {step}")
+
+    def validated(self, loss: float) -> bool:
+        """Record a validation loss; save ``best`` and return True when it is the lowest so far."""
+        improved = self.best_val_loss is None or loss < self.best_val_loss
+        if improved:
+            self.best_val_loss = loss
+            self.save("best")
+        return improved
+
+    def _request_stop(self, signum: int, frame: FrameType | None) -> None:
+        self._stop_requested = True
+
+    def __enter__(self) -> CheckpointManager:
+        self._previous_handler = signal.signal(signal.SIGTERM, self._request_stop)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        signal.signal(signal.SIGTERM, self._previous_handler)

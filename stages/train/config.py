@@ -1,81 +1,59 @@
-"""Typed trainer configuration: model shape, optimizer and schedule, with checks that name the bad value."""
+"""The trainer's configuration: one YAML file with the sections model, optim, train, health and parallel.
+
+Each section is a strict :class:`common.config.Section`; :func:`load_trainer_config` layers the
+file and ``--set section.key=value`` overrides over the defaults with the data stages' loader,
+so errors read ``<file or --set>: <section.key>: <what is wrong>``. A check against another key
+validates its default too (``validate_default``), so it holds whichever of the two was set.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
 
-from common.errors import ConfigError
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-NORMS = ("layernorm", "rmsnorm")
-MLPS = ("gelu", "swiglu")
-POSITIONS = ("rope", "learned")
-ATTENTIONS = ("auto", "flash", "matmul")
-OPTIMIZERS = ("auto", "adamw_weight_decay", "mint_adamw")
-COMPUTE_DTYPES = ("auto", "float32", "bfloat16")
+from common.config import Section, fingerprint, load_layers
 
 
-def _check(condition: bool, message: str) -> None:
-    if not condition:
-        raise ConfigError(message)
-
-
-def _choice(section: str, name: str, value: str, allowed: tuple[str, ...]) -> None:
-    _check(value in allowed, f"{section}.{name}: {value!r} is not one of {list(allowed)}")
-
-
-def _positive(section: str, name: str, value: int | float) -> None:
-    _check(not isinstance(value, bool) and isinstance(value, int | float) and value > 0,
-           f"{section}.{name} must be positive, got {value!r}")
-
-
-def from_dict(cls: type, section: str, values: dict[str, Any]) -> Any:
-    """Build a config dataclass from a mapping, refusing keys it does not know."""
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(values) - known)
-    _check(not unknown, f"{section}: unknown keys {unknown} (known: {sorted(known)})")
-    return cls(**values)
-
-
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(Section):
     """A decoder-only transformer. ``ffn_dim`` defaults to 4·d_model (GELU) or 8/3·d_model rounded up to 64 (SwiGLU).
 
     ``compute_dtype`` is the matmul precision over fp32 master weights: ``bfloat16`` (Ascend only),
     ``float32``, or ``auto``: bf16 on Ascend, fp32 elsewhere.
     """
 
-    vocab_size: int = 32000
-    d_model: int = 768
-    n_layers: int = 12
-    n_heads: int = 12
-    max_seq_len: int = 2048
-    ffn_dim: int | None = None
-    norm: str = "rmsnorm"
-    mlp: str = "swiglu"
-    position: str = "rope"
-    attention: str = "auto"
-    rope_theta: float = 10000.0
-    norm_eps: float = 1e-6
+    vocab_size: int = Field(default=32000, gt=0)
+    d_model: int = Field(default=768, gt=0)
+    n_layers: int = Field(default=12, gt=0)
+    n_heads: int = Field(default=12, gt=0, validate_default=True)
+    max_seq_len: int = Field(default=2048, gt=0)
+    ffn_dim: int | None = Field(default=None, gt=0)
+    norm: Literal["layernorm", "rmsnorm"] = "rmsnorm"
+    mlp: Literal["gelu", "swiglu"] = "swiglu"
+    position: Literal["rope", "learned"] = "rope"
+    attention: Literal["auto", "flash", "matmul"] = "auto"
+    rope_theta: float = Field(default=10000.0, gt=0)
+    norm_eps: float = Field(default=1e-6, gt=0)
     tie_embeddings: bool = True
-    init_std: float = 0.02
-    compute_dtype: str = "auto"
+    init_std: float = Field(default=0.02, gt=0)
+    compute_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
 
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "max_seq_len", "rope_theta", "norm_eps", "init_std"):
-            _positive("model", name, getattr(self, name))
-        if self.ffn_dim is not None:
-            _positive("model", "ffn_dim", self.ffn_dim)
-        _choice("model", "norm", self.norm, NORMS)
-        _choice("model", "mlp", self.mlp, MLPS)
-        _choice("model", "position", self.position, POSITIONS)
-        _choice("model", "attention", self.attention, ATTENTIONS)
-        _choice("model", "compute_dtype", self.compute_dtype, COMPUTE_DTYPES)
-        _check(self.d_model % self.n_heads == 0,
-               f"model.n_heads={self.n_heads} must divide model.d_model={self.d_model}")
-        _check(self.position != "rope" or self.head_dim % 2 == 0,
-               f"RoPE needs an even head dimension, got d_model/n_heads = {self.head_dim}")
+    @field_validator("n_heads")
+    @classmethod
+    def _heads_divide_width(cls, n_heads: int, info: ValidationInfo) -> int:
+        d_model = info.data.get("d_model")
+        if d_model is not None and d_model % n_heads:
+            raise ValueError(f"must divide model.d_model={d_model}")
+        return n_heads
+
+    @model_validator(mode="after")
+    def _rope_needs_even_heads(self) -> ModelConfig:
+        if self.position == "rope" and self.head_dim % 2:
+            raise ValueError(f"RoPE needs an even head dimension, got d_model/n_heads = {self.head_dim}")
+        return self
 
     @property
     def head_dim(self) -> int:
@@ -90,73 +68,130 @@ class ModelConfig:
             return 4 * self.d_model
         return 64 * math.ceil(8 * self.d_model / 3 / 64)
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
-
-@dataclass(frozen=True)
-class OptimConfig:
+class OptimConfig(Section):
     """AdamW with linear warmup then cosine decay to ``min_lr``; ``clip_norm`` None means 0.5·sqrt(global_batch/1024).
 
     ``implementation`` picks the AdamW kernel: ``mint_adamw`` (fused, Ascend only), ``adamw_weight_decay``
     (``nn.AdamWeightDecay``, any device), or ``auto``: the first on Ascend, the second elsewhere.
     """
 
-    lr: float = 3e-4
-    min_lr: float = 3e-5
-    warmup_ratio: float = 0.01
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.95
-    eps: float = 1e-8
-    clip_norm: float | None = None
-    implementation: str = "auto"
+    lr: float = Field(default=3e-4, gt=0)
+    min_lr: float = Field(default=3e-5, ge=0, validate_default=True)
+    warmup_ratio: float = Field(default=0.01, ge=0, lt=1)
+    weight_decay: float = Field(default=0.1, ge=0)
+    beta1: float = Field(default=0.9, ge=0, lt=1)
+    beta2: float = Field(default=0.95, ge=0, lt=1)
+    eps: float = Field(default=1e-8, gt=0)
+    clip_norm: float | None = Field(default=None, gt=0)
+    implementation: Literal["auto", "adamw_weight_decay", "mint_adamw"] = "auto"
 
-    def __post_init__(self) -> None:
-        _positive("optim", "lr", self.lr)
-        _positive("optim", "eps", self.eps)
-        _check(0 <= self.min_lr <= self.lr, f"optim.min_lr={self.min_lr} must lie in [0, optim.lr={self.lr}]")
-        _check(0 <= self.warmup_ratio < 1, f"optim.warmup_ratio={self.warmup_ratio} must lie in [0, 1)")
-        _check(self.weight_decay >= 0, f"optim.weight_decay={self.weight_decay} must not be negative")
-        for name in ("beta1", "beta2"):
-            value = getattr(self, name)
-            _check(0 <= value < 1, f"optim.{name}={value} must lie in [0, 1)")
-        if self.clip_norm is not None:
-            _positive("optim", "clip_norm", self.clip_norm)
-        _choice("optim", "implementation", self.implementation, OPTIMIZERS)
+    @field_validator("min_lr")
+    @classmethod
+    def _min_lr_below_lr(cls, min_lr: float, info: ValidationInfo) -> float:
+        lr = info.data.get("lr")
+        if lr is not None and min_lr > lr:
+            raise ValueError(f"must lie in [0, optim.lr={lr}]")
+        return min_lr
 
 
-DEVICES_AUTO = "auto"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(Section):
     """The run itself: length, batch, data order, evaluation and checkpoint cadence.
 
     ``seq_len`` None takes the packed split's seq_len from meta.json. ``eval_every`` and
     ``checkpoint_every`` of 0 mean only at the end; a progress line is printed every
     ``log_every`` steps. ``device`` names the MFU peak (a key of
-    the metrics peak table) or ``auto``: the CPU estimate on CPU.
+    :data:`stages.train.flops.PEAK_TFLOPS`) or ``auto``: the CPU estimate on CPU.
     """
 
-    steps: int = 200
-    global_batch: int = 8
-    seq_len: int | None = None
+    steps: int = Field(default=200, gt=0)
+    global_batch: int = Field(default=8, gt=0)
+    seq_len: int | None = Field(default=None, gt=0)
     seed: int = 0
-    eval_every: int = 50
-    eval_batches: int = 8
-    checkpoint_every: int = 50
-    log_every: int = 10
-    threads: int = 2
-    device: str = DEVICES_AUTO
+    eval_every: int = Field(default=50, ge=0)
+    eval_batches: int = Field(default=8, gt=0)
+    checkpoint_every: int = Field(default=50, ge=0)
+    log_every: int = Field(default=10, gt=0)
+    threads: int = Field(default=2, gt=0)
+    device: str = "auto"
 
-    def __post_init__(self) -> None:
-        for name in ("steps", "global_batch", "eval_batches", "log_every", "threads"):
-            _positive("train", name, getattr(self, name))
-        if self.seq_len is not None:
-            _positive("train", "seq_len", self.seq_len)
-        for name in ("eval_every", "checkpoint_every"):
-            value = getattr(self, name)
-            _check(isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-                   f"train.{name} must be an integer >= 0, got {value!r}")
-        _check(isinstance(self.seed, int) and not isinstance(self.seed, bool), f"train.seed must be an integer, got {self.seed!r}")
+
+class HealthConfig(Section):
+    """Thresholds for :class:`stages.train.health.HealthMonitor`.
+
+    A step's loss is a spike when its z-score against the last ``spike_window`` healthy losses
+    exceeds ``spike_zscore``; z-scores are computed once ``spike_min_history`` losses are known.
+    The grad-norm median over the last ``band_window`` steps is healthy between
+    ``healthy_low`` and ``healthy_high``; below ``warn_low`` or above ``warn_high`` it warns.
+    """
+
+    max_consecutive_skips: int = Field(default=10, ge=1)
+    spike_window: int = Field(default=100, ge=1)
+    spike_zscore: float = Field(default=6.0, gt=0)
+    spike_patience: int = Field(default=3, ge=1)
+    spike_min_history: int = Field(default=20, ge=1, validate_default=True)
+    band_window: int = Field(default=100, ge=1)
+    healthy_low: float = 1.0
+    healthy_high: float = 3.0
+    warn_low: float = 0.5
+    warn_high: float = 5.0
+
+    @field_validator("spike_min_history")
+    @classmethod
+    def _history_fits_window(cls, spike_min_history: int, info: ValidationInfo) -> int:
+        window = info.data.get("spike_window")
+        if window is not None and spike_min_history > window:
+            raise ValueError(f"must not exceed health.spike_window ({window})")
+        return spike_min_history
+
+    @model_validator(mode="after")
+    def _bands_in_order(self) -> HealthConfig:
+        if not 0 < self.warn_low <= self.healthy_low <= self.healthy_high <= self.warn_high:
+            raise ValueError("the grad-norm bands must satisfy 0 < warn_low <= healthy_low <= healthy_high "
+                             "<= warn_high")
+        return self
+
+
+class ParallelConfig(Section):
+    """How the world is split: ``data_parallel × model_parallel × pipeline_stages`` devices.
+
+    ``optimizer_sharding`` splits optimizer state (and MindSpore's level1 also the fp32 weights)
+    over the data-parallel ranks; ``micro_batches`` is the number of micro-batches each
+    data-parallel rank feeds through the pipeline per step. :func:`stages.train.parallel.validate_parallel`
+    checks a layout against the world and the model.
+    """
+
+    data_parallel: int = Field(default=1, gt=0)
+    model_parallel: int = Field(default=1, gt=0)
+    pipeline_stages: int = Field(default=1, gt=0)
+    optimizer_sharding: bool = False
+    micro_batches: int = Field(default=1, gt=0)
+
+    @property
+    def world_size(self) -> int:
+        return self.data_parallel * self.model_parallel * self.pipeline_stages
+
+
+class TrainerConfig(Section):
+    """Every section of a training run."""
+
+    model: ModelConfig = ModelConfig()
+    optim: OptimConfig = OptimConfig()
+    train: TrainConfig = TrainConfig()
+    health: HealthConfig = HealthConfig()
+    parallel: ParallelConfig = ParallelConfig()
+
+    def with_vocab_size(self, vocab_size: int) -> TrainerConfig:
+        """The same configuration for a tokenizer of ``vocab_size`` ids (read from the packed tokens' meta.json)."""
+        return self.replace(model=self.model.replace(vocab_size=vocab_size))
+
+    def fingerprint(self) -> str:
+        """sha256 of what a resume must not change: model, optimizer, schedule length, batch, seq_len and seed."""
+        data = {k: getattr(self.train, k) for k in ("steps", "global_batch", "seq_len", "seed")}
+        return fingerprint({"model": self.model.model_dump(), "optim": self.optim.model_dump(), "data": data})
+
+
+def load_trainer_config(path: Path | None = None, overrides: Sequence[str] = ()) -> TrainerConfig:
+    """The defaults, then the YAML file at ``path``, then ``--set section.key=value`` overrides."""
+    return load_layers(TrainerConfig, [path] if path else [], overrides, example="train.steps=100",
+                       hint="see stages/train/config.py for the valid keys")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,3 +54,12 @@ class DataOrder:
     def batch(self, tokens: TokenDataset, step: int) -> tuple[np.ndarray, np.ndarray]:
         """(inputs, labels) of this rank at ``step``, int32 (local_batch, seq_len)."""
         return tokens.batch(self.indices(step))
+
+    def state_dict(self) -> dict[str, int]:
+        """The seed: with the step (the trainer's progress), all a resumed run needs to read the same batches."""
+        return {"data_seed": self.seed}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Take the seed back from :meth:`state_dict`."""
+        self.seed = int(state["data_seed"])
+        self._epoch = -1

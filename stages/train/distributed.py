@@ -35,7 +35,7 @@ def join_world() -> World:
     """Initialise the collective backend and data-parallel mode when started by msrun; a world of one otherwise.
 
     msrun runs this same program as the scheduler too: there ``init()`` serves the cluster and
-    ends the process when the workers are done. Call after :func:`stages.train.loop.setup_cpu`
+    ends the process when the workers are done. Call after :func:`stages.train.step.setup_cpu`
     and before building the network.
     """
     if not launched_by_msrun():

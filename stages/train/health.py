@@ -1,57 +1,23 @@
 """Training health: skipped-step accounting, loss-spike detection and grad-norm band warnings.
 
-Pure Python and numpy, so it can be tested and checkpointed without MindSpore.
+Pure Python and numpy, so it can be tested and checkpointed without MindSpore; the thresholds are
+:class:`stages.train.config.HealthConfig`.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from common.errors import ConfigError, KilnError
+from common.errors import KilnError
+from stages.train.config import HealthConfig
 
 
 class TrainingHealthError(KilnError):
     """Training cannot usefully continue (repeated non-finite steps or a persisting loss spike)."""
-
-
-@dataclass(frozen=True)
-class HealthConfig:
-    """Thresholds for :class:`HealthMonitor`.
-
-    A step's loss is a spike when its z-score against the last ``spike_window`` healthy losses
-    exceeds ``spike_zscore``; z-scores are computed once ``spike_min_history`` losses are known.
-    The grad-norm median over the last ``band_window`` steps is healthy between
-    ``healthy_low`` and ``healthy_high``; below ``warn_low`` or above ``warn_high`` it warns.
-    """
-
-    max_consecutive_skips: int = 10
-    spike_window: int = 100
-    spike_zscore: float = 6.0
-    spike_patience: int = 3
-    spike_min_history: int = 20
-    band_window: int = 100
-    healthy_low: float = 1.0
-    healthy_high: float = 3.0
-    warn_low: float = 0.5
-    warn_high: float = 5.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_consecutive_skips", "spike_window", "spike_patience", "spike_min_history", "band_window"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"health.{name} must be >= 1, got {getattr(self, name)}")
-        if self.spike_min_history > self.spike_window:
-            raise ConfigError(f"health.spike_min_history ({self.spike_min_history}) must not exceed "
-                              f"health.spike_window ({self.spike_window})")
-        if self.spike_zscore <= 0:
-            raise ConfigError(f"health.spike_zscore must be > 0, got {self.spike_zscore}")
-        if not 0 < self.warn_low <= self.healthy_low <= self.healthy_high <= self.warn_high:
-            raise ConfigError("health grad-norm bands must satisfy 0 < warn_low <= healthy_low "
-                              "<= healthy_high <= warn_high")
 
 
 class HealthMonitor:
@@ -131,26 +97,26 @@ class HealthMonitor:
         return [f"step {step}: median grad norm {median:.3g} over the last {cfg.band_window} steps is outside "
                 f"the healthy band {cfg.healthy_low:g}-{cfg.healthy_high:g}; {advice}"]
 
-    def state(self) -> dict[str, Any]:
-        """A JSON-serialisable snapshot for the trainer checkpoint."""
-        return {
+    def state_dict(self) -> dict[str, Any]:
+        """The monitor's counters and windows, under ``health`` in the trainer state."""
+        return {"health": {
             "skipped_total": self.skipped_total,
             "consecutive_skips": self.consecutive_skips,
             "spike_streak": self.spike_streak,
             "last_band_warning_step": self.last_band_warning_step,
             "losses": list(self._losses),
             "grad_norms": list(self._grad_norms),
-        }
+        }}
 
-    @classmethod
-    def from_state(cls, state: dict[str, Any], config: HealthConfig | None = None) -> HealthMonitor:
-        """Rebuild a monitor from :meth:`state`."""
-        monitor = cls(config)
-        monitor.skipped_total = int(state["skipped_total"])
-        monitor.consecutive_skips = int(state["consecutive_skips"])
-        monitor.spike_streak = int(state["spike_streak"])
-        last = state["last_band_warning_step"]
-        monitor.last_band_warning_step = None if last is None else int(last)
-        monitor._losses.extend(float(x) for x in state["losses"])
-        monitor._grad_norms.extend(float(x) for x in state["grad_norms"])
-        return monitor
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict`."""
+        health = state["health"]
+        self.skipped_total = int(health["skipped_total"])
+        self.consecutive_skips = int(health["consecutive_skips"])
+        self.spike_streak = int(health["spike_streak"])
+        last = health["last_band_warning_step"]
+        self.last_band_warning_step = None if last is None else int(last)
+        self._losses.clear()
+        self._losses.extend(float(x) for x in health["losses"])
+        self._grad_norms.clear()
+        self._grad_norms.extend(float(x) for x in health["grad_norms"])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, mint, nn, ops
 
 from stages.train.config import OptimConfig
@@ -15,33 +17,37 @@ def warmup_steps(total_steps: int, warmup_ratio: float) -> int:
     return math.ceil(total_steps * warmup_ratio)
 
 
-def lr_at(step: int, cfg: OptimConfig, total_steps: int) -> float:
-    """Learning rate of 0-based ``step``: (step + 1) / warmup · lr during warmup, then cosine from lr to min_lr
-    reached at the last step, and min_lr beyond it."""
+def warmup_cosine(steps: Any, cfg: OptimConfig, total_steps: int, xp: Any = np) -> Any:
+    """The learning rate of 0-based ``steps``: (step + 1) / warmup · lr during warmup, then cosine from lr to
+    min_lr, reached at the last step, and min_lr beyond it.
+
+    The one formula of the schedule, for both sides: ``xp`` is numpy for float64 arrays (the rates the
+    trainer logs and sets on mint's AdamW) or ``mindspore.ops`` for float32 tensors (nn.AdamWeightDecay's
+    in-graph schedule, :class:`WarmupCosine`).
+    """
     warmup = warmup_steps(total_steps, cfg.warmup_ratio)
-    if step < warmup:
-        return cfg.lr * (step + 1) / warmup
     decay_steps = max(total_steps - 1 - warmup, 1)
-    progress = min((step - warmup) / decay_steps, 1.0)
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + math.cos(math.pi * progress))
+    warm = cfg.lr * (steps + 1.0) / max(warmup, 1)
+    progress = xp.clip((steps - warmup) / decay_steps, 0.0, 1.0)
+    cosine = cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1.0 + xp.cos(math.pi * progress))
+    return xp.where(steps < warmup, warm, cosine)
+
+
+def lr_table(cfg: OptimConfig, total_steps: int) -> np.ndarray:
+    """The float64 learning rate of each of the run's ``total_steps`` steps."""
+    return warmup_cosine(np.arange(total_steps, dtype=np.float64), cfg, total_steps)
 
 
 class WarmupCosine(nn.learning_rate_schedule.LearningRateSchedule):
-    """``lr_at`` as an in-graph schedule of the optimizer's step counter."""
+    """:func:`warmup_cosine` in the optimizer's graph, of its step counter."""
 
     def __init__(self, cfg: OptimConfig, total_steps: int):
         super().__init__()
-        self.lr = cfg.lr
-        self.min_lr = cfg.min_lr
-        self.warmup = float(warmup_steps(total_steps, cfg.warmup_ratio))
-        self.decay_steps = float(max(total_steps - 1 - self.warmup, 1))
+        self.cfg = cfg
+        self.total_steps = total_steps
 
     def construct(self, global_step: Tensor) -> Tensor:
-        step = ops.cast(global_step, ms.float32)
-        warm = self.lr * (step + 1.0) / max(self.warmup, 1.0)
-        progress = ops.clamp((step - self.warmup) / self.decay_steps, 0.0, 1.0)
-        cosine = self.min_lr + 0.5 * (self.lr - self.min_lr) * (1.0 + ops.cos(math.pi * progress))
-        return ops.where(step < self.warmup, warm, cosine)
+        return warmup_cosine(ops.cast(global_step, ms.float32), self.cfg, self.total_steps, ops)
 
 
 def default_clip_norm(global_batch: int) -> float:
@@ -75,18 +81,19 @@ def build_optimizer(model: nn.Cell, cfg: OptimConfig, total_steps: int) -> nn.Op
         {"params": [p for p in params if not decays(p)], "weight_decay": 0.0},
     ]
     if resolve_implementation(cfg.implementation) == "mint_adamw":
-        return mint.optim.AdamW(groups, lr=lr_at(0, cfg, total_steps), betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
+        first = float(warmup_cosine(np.float64(0.0), cfg, total_steps))
+        return mint.optim.AdamW(groups, lr=first, betas=(cfg.beta1, cfg.beta2), eps=cfg.eps)
     return nn.AdamWeightDecay(groups, learning_rate=WarmupCosine(cfg, total_steps),
                               beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps)
 
 
-def apply_schedule(optimizer: nn.Optimizer, step: int, cfg: OptimConfig, total_steps: int) -> None:
-    """Set the learning rate of ``step`` on an optimizer that keeps it in parameters (mint's AdamW).
+def apply_schedule(optimizer: nn.Optimizer, lr: float) -> None:
+    """Set this step's learning rate ``lr`` on an optimizer that keeps it in parameters (mint's AdamW).
 
     ``ops.assign`` reaches an already compiled step (``set_data`` would not); nn.AdamWeightDecay
     computes the schedule in its graph from its own step counter, so it needs nothing here.
     """
     if isinstance(optimizer, mint.optim.AdamW):
-        lr = Tensor(lr_at(step, cfg, total_steps), ms.float32)
+        rate = Tensor(lr, ms.float32)
         for group in optimizer.param_groups:
-            ops.assign(group["lr"], lr)
+            ops.assign(group["lr"], rate)

@@ -17,7 +17,8 @@ from mindspore import nn
 from mindspore.parallel.auto_parallel import AutoParallel
 from mindspore.parallel.nn import Pipeline
 
-from stages.train.config import ModelConfig, _check, _positive
+from common.errors import ConfigError
+from stages.train.config import ModelConfig, ParallelConfig
 from stages.train.model import GPT
 
 Strategy = tuple[tuple[int, ...], ...]
@@ -29,33 +30,9 @@ PIPELINE_SCHEDULER = "1f1b"
 _BLOCK_PREFIX = re.compile(r"^blocks\.\d+\.")
 
 
-@dataclass(frozen=True)
-class ParallelConfig:
-    """How the world is split: ``data_parallel × model_parallel × pipeline_stages`` devices.
-
-    ``optimizer_sharding`` splits optimizer state (and MindSpore's level1 also the fp32 weights)
-    over the data-parallel ranks; ``micro_batches`` is the number of micro-batches each
-    data-parallel rank feeds through the pipeline per step.
-    """
-
-    data_parallel: int = 1
-    model_parallel: int = 1
-    pipeline_stages: int = 1
-    optimizer_sharding: bool = False
-    micro_batches: int = 1
-
-    def __post_init__(self) -> None:
-        for name in ("data_parallel", "model_parallel", "pipeline_stages", "micro_batches"):
-            value = getattr(self, name)
-            _check(isinstance(value, int) and not isinstance(value, bool),
-                   f"parallel.{name} must be a positive integer, got {value!r}")
-            _positive("parallel", name, value)
-        _check(isinstance(self.optimizer_sharding, bool),
-               f"parallel.optimizer_sharding must be true or false, got {self.optimizer_sharding!r}")
-
-    @property
-    def world_size(self) -> int:
-        return self.data_parallel * self.model_parallel * self.pipeline_stages
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
 
 
 def _divisors(n: int) -> list[int]:
@@ -81,44 +58,44 @@ def validate_parallel(parallel: ParallelConfig, world_size: int, model: ModelCon
         wanted = [f"parallel.{name}={getattr(parallel, name)}" for name, off in
                   (("model_parallel", 1), ("pipeline_stages", 1), ("optimizer_sharding", False))
                   if getattr(parallel, name) != off]
-        _check(not wanted,
+        _require(not wanted,
                f"{', '.join(wanted)}: model parallel, pipeline stages and optimizer sharding run only on Ascend "
                f"(MindSpore's semi-auto parallel does not run on the {device_target} backend); {device_target} "
                f"supports data parallel only: set model_parallel and pipeline_stages to 1, optimizer_sharding "
                f"to false, and parallel.data_parallel to the number of processes")
-    _check(isinstance(world_size, int) and not isinstance(world_size, bool) and world_size > 0,
+    _require(isinstance(world_size, int) and not isinstance(world_size, bool) and world_size > 0,
            f"the world size must be a positive integer, got {world_size!r}")
     hint = (f"e.g. parallel.data_parallel={world_size // (mp * pp)}" if world_size % (mp * pp) == 0
             else f"or launch {parallel.world_size} processes")
-    _check(parallel.world_size == world_size,
+    _require(parallel.world_size == world_size,
            f"parallel: data_parallel × model_parallel × pipeline_stages = {dp} × {mp} × {pp} = "
            f"{parallel.world_size}, but the world size is {world_size}; change them so that the "
            f"product is {world_size} ({hint})")
-    _check(model.n_heads % mp == 0,
+    _require(model.n_heads % mp == 0,
            f"model.n_heads={model.n_heads} is not divisible by parallel.model_parallel={mp}: each model-parallel "
            f"rank holds whole attention heads; use a model_parallel that divides {model.n_heads} "
            f"({', '.join(map(str, _divisors(model.n_heads)))})")
-    _check(model.hidden_dim % mp == 0,
+    _require(model.hidden_dim % mp == 0,
            f"the FFN width model.hidden_dim={model.hidden_dim} is not divisible by parallel.model_parallel={mp}; "
            f"set model.ffn_dim to a multiple of {mp} (e.g. {_round_up(model.hidden_dim, mp)})")
-    _check(model.vocab_size % mp == 0,
+    _require(model.vocab_size % mp == 0,
            f"model.vocab_size={model.vocab_size} is not divisible by parallel.model_parallel={mp}: the embedding "
            f"is split by vocabulary rows; use a model_parallel that divides {model.vocab_size} or pad the "
            f"vocabulary to a multiple of {mp} (e.g. {_round_up(model.vocab_size, mp)})")
-    _check(model.n_layers % pp == 0,
+    _require(model.n_layers % pp == 0,
            f"model.n_layers={model.n_layers} is not divisible by parallel.pipeline_stages={pp}: every stage holds "
            f"n_layers / pipeline_stages layers; use pipeline_stages in "
            f"({', '.join(map(str, _divisors(model.n_layers)))}) or set model.n_layers to a multiple of {pp} "
            f"(e.g. {_round_up(model.n_layers, pp)})")
-    _check(pp > 1 or micro == 1,
+    _require(pp > 1 or micro == 1,
            f"parallel.micro_batches={micro} needs parallel.pipeline_stages > 1: micro-batches feed the pipeline; "
            f"without pipeline stages set micro_batches to 1")
-    _check(micro >= pp,
+    _require(micro >= pp,
            f"parallel.micro_batches={micro} is less than parallel.pipeline_stages={pp}: the pipeline needs at "
            f"least one micro-batch per stage; set micro_batches >= {pp} (more shrink the pipeline bubble)")
-    _positive("train", "global_batch", global_batch)
+    _require(global_batch > 0, f"train.global_batch must be positive, got {global_batch}")
     per_step = dp * micro
-    _check(global_batch % per_step == 0,
+    _require(global_batch % per_step == 0,
            f"train.global_batch={global_batch} is not divisible by parallel.data_parallel × parallel.micro_batches "
            f"= {dp} × {micro} = {per_step}: each data-parallel rank splits its share into equal micro-batches; "
            f"use a multiple of {per_step} (e.g. {_round_up(global_batch, per_step)})")
@@ -184,7 +161,7 @@ def memory_estimate(model: ModelConfig, parallel: ParallelConfig, micro_batch_si
     the layer term for fp32 activations. FlashAttention does not store the s×s scores, so the
     5·a·s/h term makes this an upper bound on Ascend.
     """
-    _check(micro_batch_size > 0 and seq_len > 0,
+    _require(micro_batch_size > 0 and seq_len > 0,
            f"a memory estimate needs a positive micro_batch_size and seq_len, got {micro_batch_size} and {seq_len}")
     dp, mp, pp = parallel.data_parallel, parallel.model_parallel, parallel.pipeline_stages
     embeddings, block, norm, head = _parameter_parts(model)

@@ -7,8 +7,8 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from common.demo import content_code, content_en, content_zh
-from common.demo.content_fill import capitalize, fill
+from demo import content_code, content_en, content_zh
+from demo.content_fill import capitalize, fill
 
 
 @dataclass(frozen=True)

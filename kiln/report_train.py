@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, PercentFormatter, StrMethodFormatter
 
 from common.errors import KilnError
-from common.report import _e, _table
+from kiln.html import escape, save_chart, table
 from stages.train.metrics import EVAL_NAME, METRICS_NAME, RUN_NAME, TENSORBOARD_DIR, EvalMetrics, StepMetrics
 
 TRAIN_DIR = "train"
@@ -84,11 +83,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _chart(fig: Figure, charts_dir: Path, name: str, alt: str) -> str:
-    filename = f"train-{name}.png"
-    FigureCanvasAgg(fig)
-    fig.savefig(charts_dir / filename, dpi=100, metadata={"Software": None})
-    fig.clear()
-    return f'<img src="{_e(filename)}" alt="{_e(alt)}">'
+    return save_chart(fig, charts_dir, f"train-{name}", alt)
 
 
 def _axes(title: str, ylabel: str) -> tuple[Figure, Axes]:
@@ -221,7 +216,7 @@ def _summary(steps: Series, evals: Series | None, run: dict) -> str:
     ]
     if isinstance(run.get("parameters"), int):
         rows.append(["parameters", f"{run['parameters']:,} ({run['parameters'] / 1e6:.1f} M)"])
-    return _table(["", "value"], rows, numeric={1})
+    return table(["", "value"], rows, numeric={1})
 
 
 def _run_facts(run_dir: Path, run: dict) -> str:
@@ -234,7 +229,7 @@ def _run_facts(run_dir: Path, run: dict) -> str:
         facts.append(f"global batch {run['global_batch']} × {run['seq_len']} tokens")
     if (run_dir / TENSORBOARD_DIR).is_dir():
         facts.append(f"tensorboard --logdir {run_dir / TENSORBOARD_DIR}")
-    return f'<p class="meta">{_e(" · ".join(facts))}</p>'
+    return f'<p class="meta">{escape(" · ".join(facts))}</p>'
 
 
 def train_section(run_dir: Path, charts_dir: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from common.demo.content_fill import items
+from demo.content_fill import items
 
 LANG_NAMES = ("Python", "JavaScript", "Go", "Rust", "Java", "C")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from common.demo.content_fill import items
+from demo.content_fill import items
 
 POOLS: dict[str, tuple[str, ...]] = {
     "noun": items("""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from common.demo.content_fill import fill, items
+from demo.content_fill import fill, items
 
 FOREIGN_LANGS = ("fr", "de", "es", "ru", "ja", "ko")
 

@@ -8,8 +8,8 @@ import re
 import ftfy
 import ftfy.bad_codecs  # noqa: F401  (registers the sloppy-windows-1252 codec)
 
-from common.demo import content_en
 from common.text import TOKEN_RE, dedup_tokens, jaccard, shingles
+from demo import content_en
 
 _SENTENCE_RE = re.compile(r"[^\s.!?。！？][^.!?。！？\n]*[.!?。！？]+")
 _HAN_START = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

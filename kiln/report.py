@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
@@ -20,7 +18,11 @@ from common.files import atomic_write_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
 from common.shards import ShardChecksumError, iter_batches
-from common.status import StageStatus, human_bytes, stage_status
+from kiln.html import escape, save_chart, table
+from kiln.report_train import TRAIN_DIR, train_section
+from kiln.status import StageStatus, human_bytes, stage_status
+from stages.dedup.lsh import candidate_probability
+from stages.train.metrics import METRICS_NAME
 
 REPORT_DIR = "report"
 MAIN_LANGS = ("zh", "en")
@@ -69,28 +71,10 @@ class StageData:
 
     def chart(self, fig: Figure, name: str, alt: str) -> str:
         """Save ``fig`` as ``<stage>-<name>.png`` next to the page; returns the <img> tag showing it."""
-        filename = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{self.name}-{name}") + ".png"
-        FigureCanvasAgg(fig)
-        fig.savefig(self.out_dir / filename, dpi=100, metadata={"Software": None})
-        fig.clear()
-        return f'<img src="{_e(filename)}" alt="{_e(alt)}">'
+        return save_chart(fig, self.out_dir, f"{self.name}-{name}", alt)
 
 
 Section = Callable[[StageData], str]
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _table(header: list[str], rows: list[list[object]], numeric: Collection[int] = ()) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>" + "".join(f'<td class="n">{_e(c)}</td>' if i in numeric else f"<td>{_e(c)}</td>"
-                         for i, c in enumerate(row)) + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _clip(text: str, chars: int = EXAMPLE_CHARS) -> str:
@@ -101,13 +85,13 @@ def _docs_per_second(docs: int, seconds: float | None) -> str:
     return f"{docs / seconds:,.0f}" if seconds else ""
 
 
-def _status_table(rows: list[StageStatus]) -> str:
+def _statustable(rows: list[StageStatus]) -> str:
     header = ["stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall", "docs/s"]
     body = []
     for row in rows:
-        state = f'<span class="{_e(row.state)}">{_e(row.state)}</span>'
+        state = f'<span class="{escape(row.state)}">{escape(row.state)}</span>'
         if row.state == "missing":
-            body.append(f"<tr><td>{_e(row.stage)}</td><td>{state}</td>" + "<td></td>" * 7 + "</tr>")
+            body.append(f"<tr><td>{escape(row.stage)}</td><td>{state}</td>" + "<td></td>" * 7 + "</tr>")
             continue
         acc = row.accounting
         dropped = sum(acc.dropped.values())
@@ -119,9 +103,9 @@ def _status_table(rows: list[StageStatus]) -> str:
             f"{row.wall_seconds:.1f} s" if row.wall_seconds is not None else "",
             _docs_per_second(acc.docs_in, row.wall_seconds),
         ]
-        link = f'<a href="#{_e(row.stage)}">{_e(row.stage)}</a>' if row.state == "done" else _e(row.stage)
+        link = f'<a href="#{escape(row.stage)}">{escape(row.stage)}</a>' if row.state == "done" else escape(row.stage)
         body.append(f"<tr><td>{link}</td><td>{state}</td>"
-                    + "".join(f"<td>{_e(c)}</td>" if i == 3 else f'<td class="n">{_e(c)}</td>'
+                    + "".join(f"<td>{escape(c)}</td>" if i == 3 else f'<td class="n">{escape(c)}</td>'
                               for i, c in enumerate(cells)) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in header)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -142,7 +126,7 @@ def _run_facts(stage: StageData) -> str:
     host = stats.get("host") or {}
     if host:
         facts.append(f"host {host.get('hostname', '?')} ({host.get('cpu_count', '?')} CPUs)")
-    return f'<p class="meta">{_e(" · ".join(facts))}</p>'
+    return f'<p class="meta">{escape(" · ".join(facts))}</p>'
 
 
 def _accounting_section(stage: StageData) -> str:
@@ -166,7 +150,7 @@ def _accounting_section(stage: StageData) -> str:
     share = [[r, f"{n:,}", f"{100 * n / acc.docs_in:.2f} %" if acc.docs_in else ""] for r, n in reasons]
     rows = [["in", f"{acc.docs_in:,}", ""], ["out", f"{acc.docs_out:,}",
             f"{100 * acc.docs_out / acc.docs_in:.2f} %" if acc.docs_in else ""], *share]
-    return _run_facts(stage) + img + _table(["", "documents", "of in"], rows, numeric={1, 2})
+    return _run_facts(stage) + img + table(["", "documents", "of in"], rows, numeric={1, 2})
 
 
 def _ingest_section(stage: StageData) -> str:
@@ -177,7 +161,7 @@ def _ingest_section(stage: StageData) -> str:
         entry[0] += 1
         entry[1] += int(info.get("bytes", 0))
     rows = [[fmt, f"{n:,}", human_bytes(size)] for fmt, (n, size) in sorted(by_format.items())]
-    files = "<h3>Input files</h3>" + _table(["format", "files", "bytes"], rows, numeric={1, 2}) if rows else ""
+    files = "<h3>Input files</h3>" + table(["format", "files", "bytes"], rows, numeric={1, 2}) if rows else ""
     return _accounting_section(stage) + files
 
 
@@ -285,7 +269,7 @@ def _clean_section(stage: StageData) -> str:
             docs, kept = docs_by_lang[lang], kept_by_lang.get(lang, 0)
             rows.append([lang, f"{docs:,}", f"{kept:,}", f"{docs - kept:,}", f"{100 * kept / docs:.1f} %" if docs else ""])
         parts.append("<h3>Documents per language</h3>"
-                     + _table(["language", "docs", "kept", "dropped", "kept share"], rows, numeric={1, 2, 3, 4}))
+                     + table(["language", "docs", "kept", "dropped", "kept share"], rows, numeric={1, 2, 3, 4}))
     parts.append(f'<p>Repaired documents: <b>{details.get("repaired", 0):,}</b> · '
                  f'timestamp spans removed: <b>{details.get("timestamp_spans_removed", 0):,}</b></p>')
 
@@ -303,7 +287,7 @@ def _clean_section(stage: StageData) -> str:
         enabled = "yes" if name == LID_REASON or rule.get("enabled", True) else "no"
         rows.append([name, signal, low, _bounds_text(rule.get("max") or {}), enabled,
                      f"{sum(folded.values()):,}", *(f"{folded[lang]:,}" for lang in (*MAIN_LANGS, OTHER))])
-    parts.append(_table(["rule", "signal", "min", "max", "enabled", "dropped", *MAIN_LANGS, OTHER], rows,
+    parts.append(table(["rule", "signal", "min", "max", "enabled", "dropped", *MAIN_LANGS, OTHER], rows,
                         numeric={5, 6, 7, 8}))
 
     histograms: dict = details.get("histograms") or {}
@@ -318,38 +302,33 @@ def _clean_section(stage: StageData) -> str:
         parts.append('<div class="grid">' + "".join(charts) + "</div>")
         absent = [s for s in signals if s not in histograms]
         if absent:
-            parts.append(f'<p class="meta">No histogram recorded for: {_e(", ".join(absent))}</p>')
+            parts.append(f'<p class="meta">No histogram recorded for: {escape(", ".join(absent))}</p>')
 
     examples: dict[str, list[dict]] = details.get("examples") or {}
     if examples:
         parts.append("<h3>Examples of dropped documents</h3>")
         for name in sorted(examples, key=lambda r: (r != LID_REASON, list(rules).index(r) if r in rules else len(rules), r)):
-            parts.append(f"<h4>{_e(name)}</h4>")
+            parts.append(f"<h4>{escape(name)}</h4>")
             for ex in examples[name][:EXAMPLES_PER_RULE]:
-                parts.append(f'<div class="ex"><div class="meta">{_e(ex.get("source_id", ""))} · '
-                             f'{_e(ex.get("lang", ""))} · {_e(ex.get("signal", ""))}</div>'
-                             f'<pre>{_e(_clip(str(ex.get("text", ""))))}</pre></div>')
+                parts.append(f'<div class="ex"><div class="meta">{escape(ex.get("source_id", ""))} · '
+                             f'{escape(ex.get("lang", ""))} · {escape(ex.get("signal", ""))}</div>'
+                             f'<pre>{escape(_clip(str(ex.get("text", ""))))}</pre></div>')
     return "".join(parts)
-
-
-def _candidate_probability(jaccard: float, bands: int, rows: int) -> float:
-    """The LSH S-curve: the chance that two documents of Jaccard similarity ``jaccard`` share a band."""
-    return 1 - (1 - jaccard**rows) ** bands
 
 
 def _dedup_settings(config: dict) -> str:
     """One paragraph on the MinHash / LSH parameters, the S-curve at a few similarities and the keep rule."""
     bands, rows = config.get("bands", "?"), config.get("rows", "?")
-    text = (f"MinHash: {_e(config.get('num_perm', '?'))} permutations (seed {_e(config.get('seed', '?'))}) over "
-            f"{_e(config.get('shingle_size', '?'))}-shingles. LSH: <b>{_e(bands)} bands × {_e(rows)} rows</b>; a "
-            f"candidate pair is kept when its signature Jaccard reaches <b>{_e(config.get('threshold', '?'))}</b>.")
+    text = (f"MinHash: {escape(config.get('num_perm', '?'))} permutations (seed {escape(config.get('seed', '?'))}) over "
+            f"{escape(config.get('shingle_size', '?'))}-shingles. LSH: <b>{escape(bands)} bands × {escape(rows)} rows</b>; a "
+            f"candidate pair is kept when its signature Jaccard reaches <b>{escape(config.get('threshold', '?'))}</b>.")
     if isinstance(bands, int) and isinstance(rows, int):
-        curve = ", ".join(f"J={j:g}: <b>{_candidate_probability(j, bands, rows):.3f}</b>" for j in S_CURVE_JACCARDS)
+        curve = ", ".join(f"J={j:g}: <b>{candidate_probability(j, bands, rows):.3f}</b>" for j in S_CURVE_JACCARDS)
         text += f" Chance that a pair becomes a candidate, 1-(1-J<sup>{rows}</sup>)<sup>{bands}</sup>: {curve}."
-    priority = " &gt; ".join(_e(c) for c in config.get("category_priority") or [])
-    text += (f" Components: <b>{_e(config.get('components', '?'))}</b> over {_e(config.get('partitions', '?'))} "
+    priority = " &gt; ".join(escape(c) for c in config.get("category_priority") or [])
+    text += (f" Components: <b>{escape(config.get('components', '?'))}</b> over {escape(config.get('partitions', '?'))} "
              f"band-key partitions. Each cluster keeps one document: category priority {priority}, then the "
-             f"highest {_e(config.get('quality_signal', '?'))}, then the lowest doc_id.")
+             f"highest {escape(config.get('quality_signal', '?'))}, then the lowest doc_id.")
     return f"<p>{text}</p>"
 
 
@@ -445,9 +424,9 @@ def _dedup_section(stage: StageData) -> str:
     if examples or missing:
         parts.append("<h3>Examples of removed documents</h3>")
     if examples:
-        parts.append(_table(["reason", "doc_id", "source_id", "kept doc_id", "cluster size", "text"], examples,
+        parts.append(table(["reason", "doc_id", "source_id", "kept doc_id", "cluster size", "text"], examples,
                             numeric={1, 3, 4}))
-    parts.extend(f'<p class="meta">No examples: {_e(m)}</p>' for m in missing)
+    parts.extend(f'<p class="meta">No examples: {escape(m)}</p>' for m in missing)
     return "".join(parts)
 
 
@@ -478,13 +457,13 @@ def _mix_section(stage: StageData) -> str:
     summary = json.loads(summary_path.read_text())
     categories = summary.get("categories") or {}
     parts.append("<h3>Category mix</h3>")
-    parts.extend(f'<p class="meta">{_e(w)}</p>' for w in summary.get("warnings") or [])
+    parts.extend(f'<p class="meta">{escape(w)}</p>' for w in summary.get("warnings") or [])
     if categories:
         parts.append(_mix_chart(stage, categories))
     rows = [[s, f"{r['planned_tokens']:,.0f}", f"{r['realized_tokens']:,.0f}", f"{r['epochs']:.2f}"]
             for s, r in sorted((summary.get("sources") or {}).items())]
     if rows:
-        parts.append(_table(["category/source", "planned tokens", "realized tokens", "epochs"], rows,
+        parts.append(table(["category/source", "planned tokens", "realized tokens", "epochs"], rows,
                             numeric={1, 2, 3}))
     return "".join(parts)
 
@@ -497,10 +476,10 @@ def _tokenize_section(stage: StageData) -> str:
         return "".join(parts)
     meta = json.loads(meta_path.read_text())
     splits = meta.get("splits") or {}
-    parts.append(f"<h3>Tokens</h3><p>{_e(meta.get('dtype'))}, vocabulary {meta.get('vocab_size', 0):,}, "
+    parts.append(f"<h3>Tokens</h3><p>{escape(meta.get('dtype'))}, vocabulary {meta.get('vocab_size', 0):,}, "
                  f"EOS id {meta.get('eos_id')}, seq_len {meta.get('seq_len')}, encoder "
-                 f"{_e((meta.get('tokenizer') or {}).get('encoder'))}.</p>")
-    parts.append(_table(["split", "tokens", "documents (with repeats)", "unique documents"],
+                 f"{escape((meta.get('tokenizer') or {}).get('encoder'))}.</p>")
+    parts.append(table(["split", "tokens", "documents (with repeats)", "unique documents"],
                         [[n, f"{s['tokens']:,}", f"{s['documents']:,}", f"{s['unique_documents']:,}"]
                          for n, s in splits.items()], numeric={1, 2, 3}))
     train = (splits.get("train") or {}).get("tokens_by_category") or {}
@@ -533,9 +512,6 @@ def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
 
     The page has a section per finished data stage, then one for the training run in DATA_DIR/train.
     """
-    from common.report_train import TRAIN_DIR, train_section
-    from stages.train.metrics import METRICS_NAME
-
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise KilnError(f"{data_dir} does not exist (run `make data DATA_DIR={data_dir}` first)")
@@ -555,14 +531,14 @@ def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
         stage = StageData(name, read_manifest(stage_dir), stats, out_dir, stage_dir)
         body = SECTIONS.get(name, _accounting_section)(stage)
-        sections.append(f'<section id="{_e(name)}"><h2>{_e(name)}</h2>{body}</section>')
+        sections.append(f'<section id="{escape(name)}"><h2>{escape(name)}</h2>{body}</section>')
     sections.append(train_section(train_dir, out_dir))
 
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>Kiln report: {_e(data_dir)}</title><style>{CSS}</style></head><body>"
-        f"<h1>Kiln report</h1><p class=\"meta\">run root {_e(data_dir.resolve())}</p>"
-        f"<h2>Status</h2>{_status_table(rows)}{''.join(sections)}</body></html>\n"
+        f"<title>Kiln report: {escape(data_dir)}</title><style>{CSS}</style></head><body>"
+        f"<h1>Kiln report</h1><p class=\"meta\">run root {escape(data_dir.resolve())}</p>"
+        f"<h2>Status</h2>{_statustable(rows)}{''.join(sections)}</body></html>\n"
     )
     path = out_dir / "index.html"
     atomic_write_bytes(path, page.encode("utf-8"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import string
 
-from common.demo.content_fill import fill, items
+from demo.content_fill import fill, items
 
 _POOLS: dict[str, tuple[str, ...]] = {
     "product": items("""

@@ -1,4 +1,4 @@
-"""The `kiln` command: status of a run, the demo corpus, and scoring against its ground truth."""
+"""The `kiln` command: run the pipeline, show and report a run, write the demo corpus and score against its truth."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 from common.errors import KilnError
-from common.manifest import STAGE_ORDER, require_manifest
+from common.manifest import require_manifest
+from common.pipeline import STAGE_ORDER
 from common.shards import iter_batches
-from common.status import format_status, stage_status, token_summary
+from kiln import pipeline
+from kiln.status import format_status, stage_status, token_summary
 
 DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
 
@@ -25,7 +27,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from common.demo.generator import generate_demo_corpus
+    from demo.generator import generate_demo_corpus
 
     summary = generate_demo_corpus(args.out_dir, n_docs=args.docs, seed=args.seed)
     print(f"wrote the demo corpus to {args.out_dir}/corpus and its ground truth to {args.out_dir}/truth.jsonl")
@@ -34,7 +36,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from common.report import write_report
+    from kiln.report import write_report
 
     print(write_report(args.data_dir, args.out))
     return 0
@@ -52,7 +54,7 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
 
 
 def _cmd_eval_truth(args: argparse.Namespace) -> int:
-    from common.demo.truth import expected_ingest_counts, load_truth, score
+    from demo.truth import expected_ingest_counts, load_truth, score
 
     data_dir: Path = args.data_dir
     demo_dir = args.truth or data_dir / "demo"
@@ -81,8 +83,12 @@ def _cmd_eval_truth(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `kiln` argument parser with its subcommands."""
-    parser = argparse.ArgumentParser(prog="kiln", description="Kiln: inspect and score pipeline runs.")
+    parser = argparse.ArgumentParser(prog="kiln", description="Kiln: run, inspect and score pipeline runs.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run every data stage in order on --input or the demo corpus (make data)")
+    pipeline.add_arguments(run)
+    run.set_defaults(func=pipeline.run)
 
     status = sub.add_parser("status", help="one table of every stage: state, documents, drops, bytes, time")
     status.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")

@@ -7,7 +7,8 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common.manifest import MANIFEST_NAME, STAGE_ORDER, STATS_NAME, Accounting, read_manifest
+from common.manifest import MANIFEST_NAME, STATS_NAME, Accounting, read_manifest
+from common.pipeline import STAGE_ORDER
 from common.runner import STATE_NAME, WORK_DIR
 
 

@@ -16,11 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
 
-from common.demo import content_defects
-from common.demo.content_docs import LANGUAGES, clean_document, tech_document
-from common.demo.content_foreign import FOREIGN_LANGS, foreign_document
-from common.demo.content_junk import short_text, spam_document
-from common.demo.truth import KEPT_DEFECTS, TruthRecord
+from common.files import atomic_write_json
+from demo import content_defects
+from demo.content_docs import LANGUAGES, clean_document, tech_document
+from demo.content_foreign import FOREIGN_LANGS, foreign_document
+from demo.content_junk import short_text, spam_document
+from demo.truth import KEPT_DEFECTS, TruthRecord
 
 RATES = {
     "exact_dup": 0.05, "near_dup": 0.05, "near_dup_low": 0.01, "mojibake_repairable": 0.02,
@@ -364,5 +365,5 @@ def generate_demo_corpus(out_dir: Path, n_docs: int = 20000, seed: int = 1234) -
     counts = _counts(truth)
     summary = {"seed": seed, "n_docs": n_docs, "corpus_dir": "corpus", "truth": "truth.jsonl", "files": files,
                "counts": counts}
-    (out_dir / "demo.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic_write_json(out_dir / "demo.json", summary, indent=2, sort_keys=True)
     return DemoSummary(out_dir, corpus_dir, truth_path, seed, n_docs, files, counts)

@@ -1,0 +1,1 @@
+"""The built-in demo corpus: demo.generator writes it, demo.truth scores a stage against it."""

@@ -1,0 +1,1 @@
+"""Kiln's user commands: `kiln run` (the pipeline), status, report, the demo corpus and its scoring."""
