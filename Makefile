@@ -23,9 +23,27 @@ TRAIN_PY       := $(TRAIN_VENV)/bin/python
 TRAIN_LOCK_ID  := $(shell cat requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
 TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
 
+# Container images: one per stage on a shared dependency base (stages/base/Dockerfile).
+DOCKER      ?= docker
+COMPOSE     ?= docker-compose
+BASE_IMAGE  ?= python:3.11-slim-bookworm
+IMAGE_PREFIX ?= kiln
+REVISION    := $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+VERSION     := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+# pip inside a build sees the host's CA bundle as a build secret (never a layer).
+CA_BUNDLE   ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
+comma       := ,
+BUILD_FLAGS ?= --network host $(if $(CA_BUNDLE),--secret id=pipca$(comma)src=$(CA_BUNDLE))
+STAGE_IMAGES := ingest clean dedup mix tokenize
+COMPOSE_CHAIN := init demo ingest clean dedup mix tokenize train-cpu
+LABEL_ARGS  := --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+               --build-arg SOURCE=$(shell git remote get-url origin 2>/dev/null || echo unknown)
+BUILD       := DOCKER_BUILDKIT=1 $(DOCKER) build $(BUILD_FLAGS) $(LABEL_ARGS)
+
 .DEFAULT_GOAL := help
 .PHONY: help data test lint status venv lock clean-data
 .PHONY: train train-venv test-train train-lock
+.PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -48,7 +66,7 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/containers $(PYTEST_ARGS)
 	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
 
 lint: $(STAMP) ## ruff over the code
@@ -91,3 +109,35 @@ train-lock: ## re-resolve requirements/train.in into requirements/train.lock (ne
 	{ echo "# Generated from requirements/train.in by make train-lock."; \
 	  $(TRAIN_VENV).lock-tmp/bin/pip freeze --all --exclude pip --exclude setuptools | LC_ALL=C sort; } > requirements/train.lock
 	rm -rf $(TRAIN_VENV).lock-tmp
+
+local-base: ## build local/python:3.11-bookworm with debootstrap (for machines that reach no registry)
+	stages/base/local-base.sh $(DOCKER)
+
+image-base: ## the shared dependency base of the data-stage images
+	$(BUILD) --build-arg BASE_IMAGE=$(BASE_IMAGE) -f stages/base/Dockerfile \
+		-t $(IMAGE_PREFIX)/base:$(REVISION) -t $(IMAGE_PREFIX)/base:latest .
+
+images: image-base image-train-cpu ## every stage image, tagged with the git revision and latest
+	@for stage in $(STAGE_IMAGES); do \
+		echo "building $(IMAGE_PREFIX)/$$stage:$(REVISION)"; \
+		$(BUILD) --build-arg KILN_BASE=$(IMAGE_PREFIX)/base:$(REVISION) -f stages/$$stage/Dockerfile \
+			-t $(IMAGE_PREFIX)/$$stage:$(REVISION) -t $(IMAGE_PREFIX)/$$stage:latest . || exit 1; \
+	done
+
+image-train-cpu: ## the CPU trainer image (MindSpore, numpy < 2, no pyarrow)
+	$(BUILD) --build-arg BASE_IMAGE=$(BASE_IMAGE) -f stages/train/Dockerfile \
+		-t $(IMAGE_PREFIX)/train-cpu:$(REVISION) -t $(IMAGE_PREFIX)/train-cpu:latest .
+
+image-ascend-smoke: ## Dockerfile.ascend on BASE_IMAGE instead of the CANN base (a build check that runs on CPU)
+	$(BUILD) --build-arg CANN_IMAGE=$(BASE_IMAGE) -f Dockerfile.ascend -t $(IMAGE_PREFIX)/train-ascend-smoke:$(REVISION) .
+
+compose-data: ## the data chain in containers on one volume (docker-compose.yml), then its status table
+	KILN_TAG=latest $(COMPOSE) up --no-build --remove-orphans
+	@for service in $(COMPOSE_CHAIN); do \
+		code=$$(KILN_TAG=latest $(COMPOSE) ps -q $$service | xargs -r $(DOCKER) inspect -f '{{.State.ExitCode}}'); \
+		[ "$$code" = 0 ] || { echo "compose-data: $$service exited $${code:-without running}"; exit 1; }; \
+	done; echo "compose-data: every service of the chain exited 0"
+	KILN_TAG=latest $(COMPOSE) run --rm --entrypoint python tokenize -m kiln status /data
+
+test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Docker runs) images, compose chain, Ascend smoke
+	$(PY) -m pytest tests/containers $(PYTEST_ARGS)
