@@ -1,4 +1,8 @@
-"""The `kiln` command: run the pipeline, show and report a run, write the demo corpus and score against its truth."""
+"""The `kiln` command: run the pipeline, show and report a run, write the demo corpus and score against its truth,
+and check a machine for training (`kiln doctor`).
+
+The data stages' libraries (pyarrow, ray) are imported by the subcommands that use them, so `kiln doctor`
+also runs in the trainer's environment, which has neither."""
 
 from __future__ import annotations
 
@@ -8,16 +12,14 @@ import sys
 from pathlib import Path
 
 from common.errors import KilnError
-from common.manifest import require_manifest
 from common.pipeline import STAGE_ORDER
-from common.shards import iter_batches
-from kiln import pipeline
-from kiln.status import format_status, stage_status, token_summary
 
 DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from kiln.status import format_status, stage_status, token_summary
+
     if not args.data_dir.exists():
         raise KilnError(f"{args.data_dir} does not exist (run `make data DATA_DIR={args.data_dir}` first)")
     print(format_status(stage_status(args.data_dir)))
@@ -44,6 +46,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def read_kept_texts(stage_dir: Path) -> dict[str, str]:
     """source_id -> text of every document in a finished stage's output (checksums verified)."""
+    from common.manifest import require_manifest
+    from common.shards import iter_batches
+
     manifest = require_manifest(stage_dir)
     kept: dict[str, str] = {}
     extra = [info for infos in manifest.outputs.values() for info in infos if info.path.endswith(".arrow")]
@@ -54,7 +59,9 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
 
 
 def _cmd_eval_truth(args: argparse.Namespace) -> int:
+    from common.manifest import require_manifest
     from demo.truth import expected_ingest_counts, load_truth, score
+    from kiln.status import stage_status
 
     data_dir: Path = args.data_dir
     demo_dir = args.truth or data_dir / "demo"
@@ -86,9 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kiln", description="Kiln: run, inspect and score pipeline runs.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run every data stage in order on --input or the demo corpus (make data)")
-    pipeline.add_arguments(run)
-    run.set_defaults(func=pipeline.run)
+    _add_run(sub)
 
     status = sub.add_parser("status", help="one table of every stage: state, documents, drops, bytes, time")
     status.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")
@@ -112,7 +117,46 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")
     report.add_argument("--out", type=Path, help="folder for index.html and its PNG charts (default: DATA_DIR/report)")
     report.set_defaults(func=_cmd_report)
+
+    doctor = sub.add_parser("doctor", help="check this machine for training: Python, numpy, MindSpore, CANN, npu-smi, "
+                                           "devices, msrun, memory, disk, token files (exit 1 on a failure)")
+    _add_doctor_arguments(doctor)
+    doctor.set_defaults(func=_cmd_doctor)
     return parser
+
+
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    """`kiln run`, whose options come from kiln.pipeline (pyarrow, ray); in an environment without them the command
+    exists and says so."""
+    try:
+        from kiln import pipeline
+    except ModuleNotFoundError as err:
+        if err.name not in ("pyarrow", "ray"):
+            raise
+        missing = err.name
+        run = sub.add_parser("run", help="run the data stages (needs the data environment, .venv)")
+        run.add_argument("rest", nargs=argparse.REMAINDER)
+        run.set_defaults(func=lambda args: _needs_data_env(missing))
+        return
+    run = sub.add_parser("run", help="run every data stage in order on --input or the demo corpus (make data)")
+    pipeline.add_arguments(run)
+    run.set_defaults(func=pipeline.run)
+
+
+def _needs_data_env(module: str) -> int:
+    raise KilnError(f"`kiln run` needs {module}, which this environment lacks: use the data environment (.venv/bin/kiln)")
+
+
+def _add_doctor_arguments(parser: argparse.ArgumentParser) -> None:
+    from kiln.doctor import add_arguments
+
+    add_arguments(parser)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from kiln.doctor import run
+
+    return run(args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,9 @@
-"""The training section of `kiln report`: loss, gradient norm, learning rate and throughput of a run, as PNG charts."""
+"""The training section of `kiln report`: loss, gradient norm, learning rate, throughput and hardware of a run, as
+PNG charts.
+
+The hardware chart appears when metrics.jsonl carries hardware samples (the trainer writes one every
+``log_every`` steps): per NPU its AI Core utilization, HBM in use, temperature and power on Ascend,
+the trainer process's CPU utilization and resident memory on CPU."""
 
 from __future__ import annotations
 
@@ -13,7 +18,15 @@ from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter, PercentFor
 
 from common.errors import KilnError
 from kiln.html import escape, save_chart, table
-from stages.train.metrics import EVAL_NAME, METRICS_NAME, RUN_NAME, TENSORBOARD_DIR, EvalMetrics, StepMetrics
+from stages.train.metrics import (
+    EVAL_NAME,
+    HARDWARE_KEY,
+    METRICS_NAME,
+    RUN_NAME,
+    TENSORBOARD_DIR,
+    EvalMetrics,
+    StepMetrics,
+)
 
 TRAIN_DIR = "train"
 HEALTHY_GRAD_NORM = (1.0, 3.0)
@@ -186,6 +199,87 @@ def _step_time_chart(steps: Series, charts_dir: Path) -> str:
     return _chart(fig, charts_dir, "step-time", "step time and the share of it spent waiting for data, per step")
 
 
+def read_hardware(path: Path) -> list[tuple[int, dict]]:
+    """(step, sample) for every line of metrics.jsonl that carries a hardware sample, with a resume's redone steps
+    replacing the earlier ones as in :func:`read_series` (lines that do not parse are left to read_series)."""
+    kept: list[tuple[int, dict | None]] = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        step = record.get("step") if isinstance(record, dict) else None
+        if not isinstance(step, int):
+            continue
+        while kept and kept[-1][0] >= step:
+            kept.pop()
+        sample = record.get(HARDWARE_KEY)
+        kept.append((step, sample if isinstance(sample, dict) else None))
+    return [(step, sample) for step, sample in kept if sample is not None]
+
+
+UTILIZATION_FLOOR, TEMPERATURE_CEILING = 70.0, 85.0
+
+
+def _cpu_chart(samples: list[tuple[int, dict]], charts_dir: Path) -> str:
+    fig = Figure(figsize=(7.2, 4.4), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    steps = [step for step, _ in samples]
+    top.plot(steps, [s.get("cpu_percent", np.nan) for _, s in samples], "o-", color=TRAIN_COLOR, markersize=3)
+    cores = max((s.get("cpu_count") or 0 for _, s in samples), default=0)
+    if cores:
+        top.axhline(100 * cores, color="black", linestyle="--", linewidth=1, label=f"{cores} cores busy")
+        top.legend(fontsize=8)
+    top.set_ylim(bottom=0)
+    _label(top, "train: hardware (CPU): the trainer process", "CPU (%, 100 = one core)")
+    top.set_xlabel("")
+    bottom.plot(steps, [s.get("rss_bytes", np.nan) / 2**30 for _, s in samples], "o-", color="#9467bd", markersize=3)
+    bottom.set_ylim(bottom=0)
+    _label(bottom, "", "resident memory (GiB)")
+    return _chart(fig, charts_dir, "hardware", "CPU utilization and resident memory of the trainer process per sample")
+
+
+def _npu_chart(samples: list[tuple[int, dict]], charts_dir: Path) -> str:
+    series: dict[str, dict[str, list[float]]] = {}
+    steps: dict[str, list[int]] = {}
+    for step, sample in samples:
+        for chip in sample.get("devices", []):
+            name = f"NPU {chip.get('npu')}" + (f"/{chip['chip']}" if chip.get("chip") else "")
+            values = series.setdefault(name, {"aicore_percent": [], "hbm": [], "temp_c": [], "power_w": []})
+            steps.setdefault(name, []).append(step)
+            for key in ("aicore_percent", "temp_c", "power_w"):
+                values[key].append(np.nan if chip.get(key) is None else float(chip[key]))
+            values["hbm"].append(np.nan if chip.get("hbm_used_mb") is None else chip["hbm_used_mb"] / 1024)
+    fig = Figure(figsize=(9.6, 6.0), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True).ravel()
+    panels = (("aicore_percent", "AI Core utilization (%)", UTILIZATION_FLOOR, "warns below"),
+              ("hbm", "HBM in use (GiB)", None, ""),
+              ("temp_c", "temperature (°C)", TEMPERATURE_CEILING, "warns above"),
+              ("power_w", "power (W)", None, ""))
+    for ax, (key, ylabel, line, meaning) in zip(axes, panels, strict=True):
+        for name, values in series.items():
+            ax.plot(steps[name], values[key], linewidth=1, marker="o", markersize=2, label=name)
+        if line is not None:
+            ax.axhline(line, color=SKIP_COLOR, linestyle="--", linewidth=1, label=f"{line:g} ({meaning})")
+        _label(ax, "", ylabel)
+        ax.set_ylim(bottom=0)
+    axes[0].set_title("train: hardware (npu-smi info, this node's NPUs)", fontsize=11, loc="left")
+    axes[0].legend(fontsize=7, ncol=2)
+    return _chart(fig, charts_dir, "hardware", "AI Core utilization, HBM in use, temperature and power of each NPU per "
+                                               "sample")
+
+
+def _hardware_chart(samples: list[tuple[int, dict]], charts_dir: Path) -> str | None:
+    if not samples:
+        return None
+    if any(s.get("kind") == "npu" and s.get("devices") for _, s in samples):
+        return _npu_chart([(step, s) for step, s in samples if s.get("kind") == "npu"], charts_dir)
+    cpu = [(step, s) for step, s in samples if s.get("kind") == "cpu"]
+    return _cpu_chart(cpu, charts_dir) if cpu else None
+
+
 def _last_finite(values: np.ndarray) -> int | None:
     finite = np.flatnonzero(np.isfinite(values))
     return int(finite[-1]) if finite.size else None
@@ -248,5 +342,8 @@ def train_section(run_dir: Path, charts_dir: Path) -> str:
     run = _read_json(run_dir / RUN_NAME)
     charts = [_loss_chart(steps, evals, charts_dir), _grad_norm_chart(steps, charts_dir), _lr_chart(steps, charts_dir),
               _throughput_chart(steps, charts_dir), _step_time_chart(steps, charts_dir)]
+    hardware = _hardware_chart(read_hardware(metrics), charts_dir)
+    if hardware:
+        charts.append(hardware)
     return (f'<section id="{TRAIN_DIR}"><h2>{TRAIN_DIR}</h2>{_run_facts(run_dir, run)}{_summary(steps, evals, run)}'
             f'<div class="grid">{"".join(charts)}</div></section>')

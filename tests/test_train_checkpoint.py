@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,28 @@ def test_key_mismatch_is_refused(tmp_path: Path, trained, edit: str) -> None:
     with pytest.raises(CheckpointError, match=rf"{edit} \['{key}'\]"):
         load_checkpoint(tmp_path, fresh_net, fresh_opt)
     assert_same(snapshot(fresh_net), before)
+
+
+@pytest.mark.parametrize(("file", "key"), [(MODEL_FILE, "final_norm.weight"),
+                                         ("optimizer.safetensors", "adam_m.blocks.0.attn.qkv.weight")])
+def test_shape_mismatch_is_refused_naming_the_parameter_and_both_shapes(tmp_path: Path, trained, file: str,
+                                                                        key: str) -> None:
+    net, optimizer = trained
+    directory = save_checkpoint(tmp_path, "latest", net, optimizer, {"step": 2})
+    tensors = load_file(str(directory / file))
+    target = tensors[key].shape
+    bigger = (target[0] + 1, *target[1:])
+    tensors[key] = np.zeros(bigger, np.float32)
+    save_file(tensors, str(directory / file))
+    rewrite_checksums(directory)
+
+    fresh_net, fresh_opt = build()
+    before_net, before_opt = snapshot(fresh_net), snapshot(fresh_opt)
+    with pytest.raises(CheckpointError, match=rf"{file}: {re.escape(key)} has shape {re.escape(str(bigger))}, "
+                                              rf"the target has {re.escape(str(target))}"):
+        load_checkpoint(tmp_path, fresh_net, fresh_opt)
+    assert_same(snapshot(fresh_net), before_net)  # nothing is loaded, not even the parts whose shapes match
+    assert_same(snapshot(fresh_opt), before_opt)
 
 
 def test_weights_only_leaves_the_optimizer_untouched(tmp_path: Path, trained) -> None:

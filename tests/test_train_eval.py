@@ -28,7 +28,7 @@ from stages.eval.multiple_choice import (
     predictions,
     prompt_and_answers,
 )
-from stages.eval.questions import QuestionSet, read_question_set
+from stages.eval.questions import Question, QuestionSet, read_question_set
 from stages.tokenize.bpe import train_tokenizer
 from stages.train.checkpoint import save_checkpoint
 from stages.train.config import ModelConfig, OptimConfig
@@ -74,6 +74,56 @@ def reference_nll(model: nn.Cell, inputs: np.ndarray, labels: np.ndarray) -> np.
     """Per-token negative log-likelihood (batch, seq) from the model's logits, in float64."""
     log_probs = log_softmax(model(Tensor(inputs)).asnumpy())
     return -np.take_along_axis(log_probs, labels[..., None].astype(np.int64), -1)[..., 0]
+
+
+def reference_rows(codec: Codec, question: Question, max_seq_len: int) -> tuple[list[list[int]], list[int]]:
+    """Each option's scored row, EOS + prompt ids + option ids cut to its last max_seq_len + 1 ids, and how many of
+    its last ids are the option's: the documented scoring, rebuilt here without stages.eval's code."""
+    if any("\u4e00" <= ch <= "\u9fff" for ch in question.question):  # a Chinese question
+        prompt = f"以下是单项选择题，请直接给出正确答案。\n\n{question.question}\n答案："
+        texts = list(question.options)
+    else:
+        prompt = ("The following is a multiple choice question. Give the correct answer directly.\n\n"
+                  f"{question.question}\nAnswer:")
+        texts = [f" {option}" for option in question.options]
+    context = [codec.eos_id, *codec.tokenizer.encode(prompt, add_special_tokens=False).ids]
+    rows, scored = [], []
+    for text in texts:
+        option = codec.tokenizer.encode(text, add_special_tokens=False).ids
+        row = (context + option)[-(max_seq_len + 1):]
+        rows.append(row)
+        scored.append(min(len(option), len(row) - 1))
+    return rows, scored
+
+
+def reference_logliks(model: nn.Cell, codec: Codec, questions: list[Question], max_seq_len: int) -> np.ndarray:
+    """(questions, 4) option log-likelihoods from one forward pass of ``model`` over every zero-padded row, summed
+    in float64 over each option's tokens with a numpy log-softmax."""
+    rows, scored = [], []
+    for question in questions:
+        question_rows, question_scored = reference_rows(codec, question, max_seq_len)
+        rows += question_rows
+        scored += question_scored
+    inputs = np.zeros((len(rows), max_seq_len), np.int32)
+    for i, row in enumerate(rows):
+        inputs[i, :len(row) - 1] = row[:-1]
+    log_probs = log_softmax(model(Tensor(inputs)).asnumpy())
+    values = [sum(log_probs[i, t - 1, row[t]] for t in range(len(row) - n, len(row)))
+              for i, (row, n) in enumerate(zip(rows, scored, strict=True))]
+    return np.array(values).reshape(len(questions), 4)
+
+
+def reference_counts(logliks: np.ndarray, questions: list[Question]) -> tuple[int, int]:
+    """(questions whose highest-scoring option is the answer, the same per character of the stripped option)."""
+    lengths = np.array([[len(option.strip()) for option in q.options] for q in questions], np.float64)
+    answers = np.array([q.answer for q in questions])
+    return int((logliks.argmax(1) == answers).sum()), int(((logliks / lengths).argmax(1) == answers).sum())
+
+
+def runner_up_gap(scores: np.ndarray) -> float:
+    """The smallest margin between a row's best and second-best score: how far float32 noise is from a tie."""
+    ordered = np.sort(scores, axis=1)
+    return float((ordered[:, -1] - ordered[:, -2]).min())
 
 
 def write_split(folder: Path, name: str, stream: np.ndarray, seq_len: int) -> Path:
@@ -155,14 +205,40 @@ def test_validation_loss_refuses_windows_longer_than_the_model(tmp_path: Path, m
 # Multiple choice
 
 
-def test_sample_files_are_scored_with_per_file_counts(model: GPT, codec: Codec) -> None:
+def test_sample_files_are_scored_like_an_independent_numpy_scorer(run_dir: tuple[Path, GPT, Path],
+                                                                   codec: Codec) -> None:
+    _, net, _ = run_dir
     sets = [read_question_set(path) for path in SAMPLES]
-    result = evaluate_multiple_choice(forward_of(model), codec, sets)
+    result = evaluate_multiple_choice(forward_of(net), codec, sets)
     assert [f.path.name for f in result.files] == ["ceval_sample.csv", "cmmlu_sample.csv", "english_sample.csv"]
     assert [f.questions for f in result.files] == [6, 8, 6]
     assert result.questions == 20
-    for counts in (*result.files, result):
-        assert 0 <= counts.correct <= counts.questions and 0 <= counts.accuracy <= 1 and 0 <= counts.accuracy_norm <= 1
+
+    logliks = [reference_logliks(net, codec, list(s.questions), TINY.max_seq_len) for s in sets]
+    lengths = [np.array([[len(o.strip()) for o in q.options] for q in s.questions]) for s in sets]
+    # The seeded weights keep every question's best option clear of a float32 tie, with and without normalising.
+    assert min(min(runner_up_gap(x), runner_up_gap(x / n)) for x, n in zip(logliks, lengths, strict=True)) > 1e-3
+    expected = [reference_counts(x, list(s.questions)) for x, s in zip(logliks, sets, strict=True)]
+    assert [(f.correct, f.correct_norm) for f in result.files] == expected
+    assert (result.correct, result.correct_norm) == tuple(map(sum, zip(*expected, strict=True)))
+    assert result.accuracy == sum(c for c, _ in expected) / 20
+    assert result.accuracy_norm == sum(c for _, c in expected) / 20
+    for f, (correct, correct_norm) in zip(result.files, expected, strict=True):
+        assert (f.accuracy, f.accuracy_norm) == (correct / f.questions, correct_norm / f.questions)
+
+    # Relabelled so that the model's choice is the answer, every question is right; relabelled to an option it
+    # ranks neither first nor first per character, every question is wrong.
+    def relabelled(pick) -> list[QuestionSet]:
+        return [QuestionSet(s.path, tuple(replace(q, answer=int(pick(x[i], n[i]))) for i, q in enumerate(s.questions)))
+                for s, x, n in zip(sets, logliks, lengths, strict=True)]
+
+    best = evaluate_multiple_choice(forward_of(net), codec, relabelled(lambda x, n: x.argmax()))
+    assert [f.correct for f in best.files] == [6, 8, 6]
+    best_norm = evaluate_multiple_choice(forward_of(net), codec, relabelled(lambda x, n: (x / n).argmax()))
+    assert [f.correct_norm for f in best_norm.files] == [6, 8, 6]
+    neither = evaluate_multiple_choice(forward_of(net), codec, relabelled(
+        lambda x, n: min({0, 1, 2, 3} - {x.argmax(), (x / n).argmax()})))
+    assert (neither.correct, neither.correct_norm, neither.accuracy, neither.accuracy_norm) == (0, 0, 0.0, 0.0)
 
 
 def test_the_option_the_model_prefers_is_chosen(tmp_path: Path, codec: Codec) -> None:
@@ -203,10 +279,29 @@ def test_loglikelihoods_equal_the_model_logits(model: GPT) -> None:
     assert continuation_logliks(forward, long_context, [[7, 8]]) == pytest.approx([reference(3, 2)], rel=1e-5)
 
 
-def test_option_logliks_score_each_option(model: GPT, codec: Codec) -> None:
-    question = read_question_set(SAMPLES[2]).questions[0]
-    logliks = option_logliks(forward_of(model), codec, question)
-    assert len(logliks) == 4 and all(value < 0 for value in logliks)
+def test_option_logliks_equal_the_models_log_probs_of_the_option_tokens(model: GPT, codec: Codec) -> None:
+    questions = [read_question_set(SAMPLES[2]).questions[0], read_question_set(SAMPLES[1]).questions[0]]
+    for question in questions:  # English, then Chinese (another prompt, options without a leading space)
+        logliks = option_logliks(forward_of(model), codec, question)
+        expected = reference_logliks(model, codec, [question], TINY.max_seq_len)[0]
+        assert logliks == pytest.approx(expected.tolist(), rel=1e-5, abs=1e-5)
+
+
+def test_option_logliks_equal_a_bigram_tables_log_probs(tmp_path: Path, codec: Codec) -> None:
+    """A model whose log-probabilities are known without running it: log_softmax(table)[previous, next]."""
+    table = np.random.default_rng(3).normal(0, 2, (TINY.vocab_size, TINY.vocab_size)).astype(np.float32)
+    forward = CompiledForward(Bigram(table), max_seq_len=64)
+    log_probs = log_softmax(table)
+    text = HEADER + "0,What is the largest planet in the Solar System?,Mars,Jupiter,Earth,Venus,B\n"
+    question = read_question_set(write_csv(tmp_path / "planets.csv", text)).questions[0]
+    rows, scored = reference_rows(codec, question, 64)
+    expected = [sum(log_probs[row[t - 1], row[t]] for t in range(len(row) - n, len(row)))
+                for row, n in zip(rows, scored, strict=True)]
+    assert len({round(value, 3) for value in expected}) == 4  # the options' scores differ: the test can tell them apart
+    assert option_logliks(forward, codec, question) == pytest.approx(expected, rel=1e-5)
+    uniform = CompiledForward(Bigram(np.zeros_like(table)), max_seq_len=64)
+    assert option_logliks(uniform, codec, question) == pytest.approx(
+        [-n * math.log(TINY.vocab_size) for n in scored], rel=1e-6)
 
 
 def test_both_layouts_and_any_case_of_column_names_are_read(tmp_path: Path) -> None:
@@ -276,6 +371,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory, codec: Codec) -> tuple[Pat
     text = " ".join(path.read_text(encoding="utf-8") for path in SAMPLES)
     validation = write_split(root / "tokens", "validation", np.array(codec.encode(text)[:200]), seq_len=16)
     codec.tokenizer.save(str(root / "tokens" / "tokenizer.json"))
+    ms.set_seed(1)
     net = GPT(TINY)
     net.wte.embedding_table.set_data(Tensor(np.random.default_rng(1).normal(0, 0.5, (300, 16)), ms.float32))
     optimizer = build_optimizer(net, OptimConfig(), total_steps=10)
@@ -284,7 +380,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory, codec: Codec) -> tuple[Pat
     return root, net, validation
 
 
-def test_cli_reports_the_saved_model_as_json(run_dir: tuple[Path, GPT, Path], capsys: pytest.CaptureFixture) -> None:
+def test_cli_reports_the_saved_model_as_json(run_dir: tuple[Path, GPT, Path], codec: Codec,
+                                             capsys: pytest.CaptureFixture) -> None:
     root, net, validation = run_dir
     code = main(["--checkpoint", str(root / "checkpoints"), "--threads", "1", "--json", "--batch-size", "4",
                  "--prompt", "hello", "--max-new-tokens", "3"])
@@ -298,6 +395,12 @@ def test_cli_reports_the_saved_model_as_json(run_dir: tuple[Path, GPT, Path], ca
     assert [(Path(f["file"]).name, f["questions"]) for f in files] == [
         ("ceval_sample.csv", 6), ("cmmlu_sample.csv", 8), ("english_sample.csv", 6)]
     assert report["multiple_choice"]["overall"]["questions"] == 20
+    expected = [reference_counts(reference_logliks(net, codec, list(s.questions), TINY.max_seq_len), list(s.questions))
+                for s in map(read_question_set, SAMPLES)]
+    assert [(f["correct"], f["correct_norm"]) for f in files] == expected
+    overall = report["multiple_choice"]["overall"]
+    assert (overall["correct"], overall["correct_norm"]) == tuple(map(sum, zip(*expected, strict=True)))
+    assert overall["accuracy"] == overall["correct"] / 20 and overall["accuracy_norm"] == overall["correct_norm"] / 20
     [generation] = report["generations"]
     assert generation["prompt"] == "hello" and generation["new_tokens"] <= 3
 

@@ -61,8 +61,14 @@ def test_lone_spike_warns_and_training_continues() -> None:
     assert len(warnings) == 1 and "loss spike" in warnings[0]
     assert monitor.observe(step + 1, 3.0, 2.0, True) == []
     assert monitor.spike_streak == 0
-    for offset in range(2, 6):
-        monitor.observe(step + offset, 30.0 if offset % 2 == 0 else 3.01, 2.0, True)
+    for offset in range(2, 12):  # spikes every other step never persist: each warns as the first of a streak
+        warnings = monitor.observe(step + offset, 30.0 if offset % 2 == 0 else 3.01, 2.0, True)
+        if offset % 2 == 0:
+            assert len(warnings) == 1 and f"step {step + offset}: loss spike 30" in warnings[0], warnings
+            assert "1/3 before stopping" in warnings[0] and monitor.spike_streak == 1
+        else:
+            assert warnings == [] and monitor.spike_streak == 0
+    assert monitor.skipped_total == 0
 
 
 def test_persisting_spike_stops() -> None:

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import mindspore as ms
 import numpy as np
 import pytest
-from mindspore import Tensor, nn
+from mindspore import Tensor, nn, ops
 
 from common.errors import ConfigError
 from stages.train.config import ModelConfig, load_trainer_config
-from stages.train.model import GPT, LayerNorm, RMSNorm, apply_rope, count_parameters, rope_tables
+from stages.train.model import (
+    FLASH_MASK_SIZE,
+    GPT,
+    Attention,
+    LayerNorm,
+    RMSNorm,
+    apply_rope,
+    count_parameters,
+    rope_tables,
+)
 from stages.train.step import setup_cpu
 
 setup_cpu(1)
@@ -97,7 +108,7 @@ def test_parameters_and_init_scale() -> None:
     assert np.all(params["blocks.0.attn_norm.weight"] == 1)
 
 
-def test_bf16_compute_marks_every_dense_layer_and_keeps_fp32_master_weights() -> None:
+def test_bfloat16_config_sets_the_bf16_flag_on_every_dense_cell_only_and_keeps_fp32_master_weights() -> None:
     cfg = ModelConfig(vocab_size=64, d_model=16, n_layers=2, n_heads=2, max_seq_len=8, tie_embeddings=False)
     dense = [name for name, cell in GPT(cfg).cells_and_names() if isinstance(cell, nn.Dense)]
     assert len(dense) == 2 * 5 + 1  # qkv, proj, up, gate, down per block, and the head
@@ -106,3 +117,63 @@ def test_bf16_compute_marks_every_dense_layer_and_keeps_fp32_master_weights() ->
     flagged = {name for name, cell in model.cells_and_names() if cell.get_flags().get("bf16")}
     assert set(dense) <= flagged and not any("norm" in name for name in flagged)
     assert all(p.dtype == ms.float32 for p in model.trainable_params())
+
+
+@contextlib.contextmanager
+def pynative() -> Iterator[None]:
+    """Run cells op by op (so that a Python stand-in for an Ascend-only op is called), then back to graph mode."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        yield
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def test_flash_attention_builds_on_cpu_and_calls_flash_attention_score_instead_of_the_matmul_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What can be checked of attention="flash" without an NPU (FlashAttentionScore has no CPU kernel): each block is
+    built for it with the compressed causal mask, and the forward pass hands FlashAttentionScore BNSD query, key and
+    value with the right head count, scale and sparse mode instead of taking the matmul path. A numpy stand-in that
+    follows the op's documented semantics then gives the same logits as the matmul model with the same weights."""
+    cfg = ModelConfig(**{**TINY, "d_model": 64}, attention="flash")  # head_dim 16: FlashAttentionScore wants D % 16 == 0
+    flash = GPT(cfg)
+    matmul = GPT(cfg.replace(attention="matmul"))
+    for name, param in matmul.parameters_dict().items():
+        param.set_data(flash.parameters_dict()[name].data)
+    compressed = np.triu(np.ones((FLASH_MASK_SIZE, FLASH_MASK_SIZE), np.uint8), 1)  # 1 = discard, as the op wants
+    for block in flash.blocks:
+        attn = block.attn
+        assert attn.flash and (attn.n_heads, attn.head_dim) == (4, 16) and attn.scale == 1 / math.sqrt(16)
+        assert attn.causal_mask.dtype == ms.uint8
+        np.testing.assert_array_equal(attn.causal_mask.asnumpy(), compressed)
+    assert not any(block.attn.flash for block in matmul.blocks)
+    tokens = Tensor(np.random.default_rng(3).integers(0, 64, size=(2, 12)), ms.int32)
+    expected = matmul(tokens).asnumpy()
+
+    calls = []
+
+    def flash_attention_score(query, key, value, head_num, *, attn_mask=None, scalar_value=1.0, input_layout="BSH",
+                              sparse_mode=0, **others):
+        calls.append({"shapes": (query.shape, key.shape, value.shape), "head_num": head_num, "scale": scalar_value,
+                      "layout": input_layout, "sparse_mode": sparse_mode, "mask": attn_mask, "others": others})
+        q, k, v = (x.asnumpy().astype(np.float64) for x in (query, key, value))
+        assert input_layout == "BNSD" and sparse_mode == 2  # leftUpCausal: the top-left S1 x S2 of the 2048² mask
+        keep = attn_mask.asnumpy()[:q.shape[2], :k.shape[2]] == 0
+        scores = np.where(keep, q @ k.swapaxes(-1, -2) * scalar_value, -np.inf)
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        return Tensor((probs @ v).astype(np.float32))
+
+    def no_matmul(*args, **kwargs):
+        raise AssertionError("attention='flash' took the matmul path")
+
+    monkeypatch.setattr(ops, "flash_attention_score", flash_attention_score)
+    monkeypatch.setattr(Attention, "_matmul_attention", no_matmul)
+    with pynative():
+        logits = flash(tokens).asnumpy()
+    assert len(calls) == cfg.n_layers
+    for call, block in zip(calls, flash.blocks, strict=True):
+        assert call["shapes"] == ((2, 4, 12, 16),) * 3  # (batch, heads, seq, head_dim): BNSD
+        assert (call["head_num"], call["scale"], call["layout"], call["sparse_mode"]) == (4, 0.25, "BNSD", 2)
+        assert call["mask"] is block.attn.causal_mask and call["others"] == {}
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)

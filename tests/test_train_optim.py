@@ -91,7 +91,7 @@ def test_config_errors(change: dict, message: str) -> None:
         load_trainer_config(None, [f"optim.{key}={value!r}" for key, value in change.items()])
 
 
-def test_the_optimizer_switch_picks_adamw_weight_decay_on_cpu_and_builds_mint_adamw_for_ascend() -> None:
+def test_optimizer_switch_builds_adamw_weight_decay_on_cpu_and_a_mint_adamw_whose_group_lrs_apply_schedule_sets() -> None:
     model = GPT(ModelConfig(vocab_size=64, d_model=16, n_layers=1, n_heads=2, max_seq_len=8))
     assert isinstance(build_optimizer(model, CFG, 100), nn.AdamWeightDecay)
     fused = build_optimizer(model, OptimConfig(lr=1e-3, min_lr=1e-4, warmup_ratio=0.1, implementation="mint_adamw"), 100)

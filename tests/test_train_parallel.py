@@ -107,8 +107,11 @@ def test_layout_errors_name_the_key_and_numbers(parallel: ParallelConfig, world:
      8, tiny(n_layers=4), 16, "Ascend"),
     (ParallelConfig(model_parallel=4), 4, tiny(mlp="gelu"), 1, "Ascend"),
 ])
-def test_valid_layouts_pass(parallel: ParallelConfig, world: int, model: ModelConfig, batch: int, device: str) -> None:
-    validate_parallel(parallel, world, model, batch, device)
+def test_valid_layouts_pass_and_the_same_layout_on_twice_the_world_is_refused(
+        parallel: ParallelConfig, world: int, model: ModelConfig, batch: int, device: str) -> None:
+    assert validate_parallel(parallel, world, model, batch, device) is None
+    with pytest.raises(ConfigError, match=f"= {world}, but the world size is {2 * world}"):
+        validate_parallel(parallel, 2 * world, model, batch, device)
 
 
 @pytest.mark.parametrize("change", [
@@ -137,7 +140,7 @@ def test_memory_estimate_formula() -> None:
     assert fp32.activations == 2 * (est.activations - 4 * s * b * 64) + 4 * s * b * 64
 
 
-def test_optimizer_sharding_halves_optimizer_state_at_dp2() -> None:
+def test_memory_estimate_halves_optimizer_state_at_dp2_when_sharded() -> None:
     cfg = ModelConfig()
     plain = memory_estimate(cfg, ParallelConfig(data_parallel=2), 4, 512)
     sharded = memory_estimate(cfg, ParallelConfig(data_parallel=2, optimizer_sharding=True), 4, 512)
@@ -146,7 +149,7 @@ def test_optimizer_sharding_halves_optimizer_state_at_dp2() -> None:
         plain.weights, plain.gradients, plain.activations)
 
 
-def test_model_parallel_scales_weights_and_activations_down() -> None:
+def test_memory_estimate_divides_parameters_and_activations_by_model_parallel() -> None:
     cfg = ModelConfig()
     one = memory_estimate(cfg, ParallelConfig(), 4, 512)
     two = memory_estimate(cfg, ParallelConfig(model_parallel=2), 4, 512)
@@ -156,7 +159,7 @@ def test_model_parallel_scales_weights_and_activations_down() -> None:
     assert two.activations == math.ceil(layers * s * b * h * (10 + 12 + 5 * a * s / (h * 2)) + 4 * s * b * cfg.vocab_size / 2)
 
 
-def test_pipeline_keeps_activations_in_flight_and_splits_weights() -> None:
+def test_memory_estimate_of_a_pipeline_stage_holds_fewer_parameters_and_the_same_activations() -> None:
     cfg = tiny(n_layers=4, tie_embeddings=False)
     one = memory_estimate(cfg, ParallelConfig(), 2, 16)
     staged = memory_estimate(cfg, ParallelConfig(pipeline_stages=2, micro_batches=4), 2, 16)
@@ -169,7 +172,7 @@ def _dense_cells(net: nn.Cell) -> dict[str, nn.Dense]:
 
 
 @pytest.mark.parametrize("change", [{"mlp": "swiglu", "tie_embeddings": False}, {"mlp": "gelu", "tie_embeddings": True}])
-def test_shard_strategies_fit_every_dense_layer(change: dict) -> None:
+def test_shard_strategies_set_on_every_dense_layer_and_the_embedding_divide_their_weights(change: dict) -> None:
     cfg = tiny(**change)
     parallel = ParallelConfig(data_parallel=2, model_parallel=2)
     net = GPT(cfg)
@@ -194,7 +197,7 @@ def test_shard_strategies_fit_every_dense_layer(change: dict) -> None:
         assert net.head_matmul.attrs["in_strategy"] == ((2, 1), table)
 
 
-def test_pipeline_stages_are_monotonic_and_balanced() -> None:
+def test_assign_pipeline_stages_sets_monotonic_balanced_stage_attributes() -> None:
     net = GPT(tiny(n_layers=8, tie_embeddings=False, position="learned"))
     assign_pipeline_stages(net, ParallelConfig(pipeline_stages=4, micro_batches=4))
     stages = [block.pipeline_stage for block in net.blocks]
@@ -203,27 +206,52 @@ def test_pipeline_stages_are_monotonic_and_balanced() -> None:
     assert (net.final_norm.pipeline_stage, net.lm_head.pipeline_stage) == (3, 3)
 
 
-def test_auto_parallel_carries_the_settings() -> None:
+# What AutoParallel does with optimizer sharding and the pipeline scheduler happens when semi-auto parallel compiles the
+# graph, which needs Ascend; on CPU the public surface is the wrapped network, get_pipeline_stages() and the calls
+# build_auto_parallel makes (spied on below). The private fields those calls set (_enable_parallel_optimizer, _optimizer_level,
+# _pipeline_scheduler, ...) are not read back here: that would only echo the arguments.
+@pytest.mark.parametrize(("parallel", "hsdp", "pipeline"), [
+    (ParallelConfig(data_parallel=2, model_parallel=2, pipeline_stages=2, optimizer_sharding=True, micro_batches=4),
+     [{"optimizer_level": "level1"}], [{"stages": 2, "scheduler": "1f1b"}]),
+    (ParallelConfig(data_parallel=2, optimizer_sharding=True), [{"optimizer_level": "level1"}], []),
+    (ParallelConfig(pipeline_stages=4, micro_batches=4), [], [{"stages": 4, "scheduler": "1f1b"}]),
+    (ParallelConfig(data_parallel=2, model_parallel=2), [], []),
+])
+def test_build_auto_parallel_asks_for_sharding_and_stages_exactly_as_configured(
+        monkeypatch: pytest.MonkeyPatch, parallel: ParallelConfig, hsdp: list[dict], pipeline: list[dict]) -> None:
+    calls: dict[str, list[dict]] = {"hsdp": [], "pipeline": []}
+    for name in calls:
+        original = getattr(AutoParallel, name)
+
+        def spy(self, *args, _name=name, _original=original, **kwargs):
+            assert not args, f"AutoParallel.{_name} called with positional arguments {args}"
+            calls[_name].append(kwargs)
+            return _original(self, **kwargs)
+
+        monkeypatch.setattr(AutoParallel, name, spy)
+    modes = []
+    original_init = AutoParallel.__init__
+
+    def init_spy(self, network, *args, **kwargs):
+        modes.append((args, kwargs))
+        original_init(self, network, *args, **kwargs)
+
+    monkeypatch.setattr(AutoParallel, "__init__", init_spy)
     net = GPT(tiny(n_layers=4))
-    parallel = ParallelConfig(data_parallel=2, model_parallel=2, pipeline_stages=2, optimizer_sharding=True,
-                              micro_batches=4)
     mode = ms.get_auto_parallel_context("parallel_mode")
     wrapped = build_auto_parallel(net, parallel)
     assert isinstance(wrapped, AutoParallel) and wrapped.network is net
-    assert wrapped.get_pipeline_stages() == 2
-    assert wrapped._parallel_mode == "semi_auto"
-    assert wrapped._pipeline_scheduler == "1f1b"
-    assert wrapped._enable_parallel_optimizer and wrapped._optimizer_level == "level1"
-    assert wrapped._optimizer_weight_shard_size == -1
-    assert ms.get_auto_parallel_context("parallel_mode") == mode
-    micro = pipeline_cell(net, parallel)
-    assert isinstance(micro, Pipeline) and micro.micro_size == 4 and micro.network is net
+    assert modes == [((), {"parallel_mode": "semi_auto"})]
+    assert calls == {"hsdp": hsdp, "pipeline": pipeline}  # hsdp's shard_size left at -1: the whole dp group
+    assert wrapped.get_pipeline_stages() == parallel.pipeline_stages
+    assert ms.get_auto_parallel_context("parallel_mode") == mode  # nothing global is switched on
 
 
-def test_auto_parallel_without_sharding_or_pipeline() -> None:
-    wrapped = build_auto_parallel(GPT(tiny()), ParallelConfig(data_parallel=2, model_parallel=2))
-    assert wrapped.get_pipeline_stages() == 1
-    assert not wrapped._enable_parallel_optimizer
+def test_pipeline_cell_splits_each_batch_into_the_configured_micro_batches() -> None:
+    net = GPT(tiny(n_layers=4))
+    micro = pipeline_cell(net, ParallelConfig(pipeline_stages=2, micro_batches=4))
+    assert isinstance(micro, Pipeline) and micro.network is net
+    assert micro.micro_size == 4 and len(micro.micro_inputs) == 4
 
 
 def test_nothing_changes_when_every_axis_is_one() -> None:

@@ -210,7 +210,8 @@ def test_config_layers_and_fingerprint(tmp_path: Path) -> None:
     assert loaded.train.steps == 40 and loaded.train.eval_every == 10 and loaded.model.mlp == "gelu"
     base = load_trainer_config(config)
     assert load_trainer_config(config, ["train.eval_every=1"]).fingerprint() == base.fingerprint()
-    for override in ("train.seed=1", "optim.lr=0.1", "model.n_layers=3", "train.global_batch=8"):
+    for override in ("train.seed=1", "optim.lr=0.1", "model.n_layers=3", "train.global_batch=8", "train.steps=41",
+                     "train.seq_len=16"):
         assert load_trainer_config(config, [override]).fingerprint() != base.fingerprint(), override
     with pytest.raises(ConfigError, match="--set modle.d_model=3: modle: unknown key"):
         load_trainer_config(config, ["modle.d_model=3"])

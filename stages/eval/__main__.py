@@ -35,7 +35,10 @@ DESCRIPTION = """Evaluate the model in RUN_DIR/checkpoints (latest/, or best/ wh
   the --top-k most likely tokens with a numpy RNG seeded by --seed).
 
 --mc or --prompt with no values skips that part. The tokenizer defaults to the one meta.json
-names beside the token files."""
+names beside the token files. A checkpoint written rank by rank under a model/pipeline-parallel
+layout is merged into its merged/model.safetensors first (once; MindSpore's unified_safetensors).
+The device is chosen as the trainer chooses it (--device-target auto: Ascend when usable here);
+the line saying which goes to stderr."""
 
 
 def _positive(text: str) -> int:
@@ -69,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="HF tokenizer.json (default: the one meta.json names beside the token files)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--threads", type=_positive, default=2, help="MindSpore CPU operator threads (default 2)")
+    parser.add_argument("--device-target", choices=("auto", "cpu", "ascend"), default="auto",
+                        help="back end, chosen as the trainer chooses it (default auto: Ascend when usable here)")
+    parser.add_argument("--device-id", type=int, default=None, help="NPU to use (default: DEVICE_ID, else 0)")
     return parser
 
 
@@ -131,8 +137,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     from stages.eval.forward import forward_of
     from stages.eval.generate import check_sampling, generate
     from stages.eval.multiple_choice import evaluate_multiple_choice
+    from stages.train.device import resolve_device, setup_device
     from stages.train.model import count_parameters
-    from stages.train.step import setup_cpu
     from stages.train.validation import validation_loss
 
     root = checkpoint_root(args.checkpoint)
@@ -148,11 +154,14 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         token_file = tokens.bin_path if tokens is not None else _training_tokens(state)
         codec = _load_codec(_tokenizer_path(args, token_file), cfg.vocab_size)
 
-    setup_cpu(args.threads)
+    device = resolve_device(args.device_target, args.device_id, setting="--device-target")
+    print(device.describe(args.threads), file=sys.stderr, flush=True)
+    setup_device(device, args.threads)
     model, loaded = load_model(root, state)
     forward = forward_of(model)
     report: dict[str, Any] = {
         "checkpoint": str(root), "step": loaded.get("step"), "parameters": count_parameters(model),
+        "device": device.target,
         "perplexity": None, "multiple_choice": None, "generations": [],
         "sampling": {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_k": args.top_k,
                      "seed": args.seed},

@@ -57,7 +57,11 @@ def model_config(state: dict[str, Any], root: Path) -> ModelConfig:
 
 def load_model(root: Path, state: dict[str, Any]) -> tuple[GPT, dict[str, Any]]:
     """Build the model ``state`` records and load its weights (checksums verified, strict keys, no optimizer);
-    return it with the state of the checkpoint actually loaded."""
+    return it with the state of the checkpoint actually loaded.
+
+    A sharded checkpoint (written rank by rank under model or pipeline parallelism, ``layout.json`` beside
+    its ``rank_<r>/`` folders) is merged into ``merged/model.safetensors`` first by
+    :func:`stages.train.checkpoint.merge_sharded`, and the whole model is loaded from there."""
     model = GPT(model_config(state, root))
     loaded = load_checkpoint(root, model, weights_only=True)
     if loaded.get("model") != state["model"]:

@@ -16,15 +16,22 @@ if TYPE_CHECKING:
 DESCRIPTION = """Train the Kiln decoder on the packed tokens that `make data` writes (DATA_DIR/tokenize/train.bin,
 with its .idx and meta.json beside it), evaluating on validation.bin from the same folder.
 
-The configuration is one YAML file with the sections model, optim, train, health and parallel
-(see configs/train-cpu.yaml); --set section.key=value overrides single keys. The vocabulary size
-comes from meta.json. Everything the run writes goes to --run-dir (default DATA_DIR/train):
-checkpoints/latest and checkpoints/best, metrics.jsonl, eval.jsonl, tensorboard/ and run.json.
+The configuration is one YAML file with the sections model, optim, train, health, parallel and ascend
+(see configs/train-cpu.yaml, configs/train-ascend-32npu.yaml); --set section.key=value overrides single
+keys. The vocabulary size comes from meta.json (padded to a multiple of parallel.model_parallel).
+Everything the run writes goes to --run-dir (default DATA_DIR/train): checkpoints/latest and
+checkpoints/best, metrics.jsonl, eval.jsonl, tensorboard/ and run.json.
+
+The first line says which device the run uses and why: train.device_target=auto takes Ascend when it
+is usable here (CANN environment sourced, a supported CANN version, an NPU visible, MindSpore's
+Ascend plugin loaded) and the CPU otherwise; =ascend where it is not usable exits 2 naming what is
+missing, before anything is compiled.
 
 Rerunning the same command resumes from checkpoints/latest (or best, with a warning, when latest is
 corrupt); the data order depends only on (seed, step), so the result equals an uninterrupted run.
-SIGTERM saves latest and exits with 143. Under msrun (`make train NPROC=2`) each process trains one
-data-parallel rank; rank 0 writes the files.
+SIGTERM saves latest and exits with 143. Under msrun or `python -m stages.train.launch` (`make train
+NPROC=2`) each process trains one rank of the parallel layout; rank 0 writes the metrics. A process
+started as the cluster's scheduler (MS_ROLE=MS_SCHED) only serves the workers.
 
 exit status: 0 done, 2 bad configuration or input, 3 stopped by the health checks, 143 SIGTERM."""
 
@@ -68,29 +75,50 @@ def _summary_lines(summary: RunSummary, run_dir: Path) -> list[str]:
     ]
 
 
+def padded_vocab(vocab_size: int, model_parallel: int) -> int:
+    """The embedding's row count: the tokenizer's vocabulary rounded up to a multiple of ``model_parallel`` (the
+    table is split by rows; the extra rows are never a target and only ever receive weight decay)."""
+    return -(-vocab_size // model_parallel) * model_parallel
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         from stages.train.checkpoint import Preempted
         from stages.train.config import load_trainer_config
         from stages.train.data import open_tokens
-        from stages.train.distributed import join_world
+        from stages.train.device import resolve_device, setup_device
+        from stages.train.distributed import is_scheduler, join_world, serve_as_scheduler
         from stages.train.health import TrainingHealthError
-        from stages.train.step import setup_cpu
-        from stages.train.trainer import Trainer
+        from stages.train.layout import uses_semi_auto
 
-        tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
         config = load_trainer_config(args.config, args.overrides)
+        device = resolve_device(config.train.device_target, config.train.device_id)
+        print(device.describe(config.train.threads), flush=True)
+        if is_scheduler():
+            setup_device(device, config.train.threads)
+            serve_as_scheduler()
+            return 0
+        tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
         tokens = open_tokens(tokens_path, config.train.seq_len)
-        config = config.with_vocab_size(tokens.vocab_size)
+        vocab = padded_vocab(tokens.vocab_size, config.parallel.model_parallel)
+        if vocab != tokens.vocab_size:
+            print(f"vocabulary of {tokens.vocab_size} ids padded to {vocab} rows, a multiple of "
+                  f"parallel.model_parallel={config.parallel.model_parallel}", flush=True)
+        config = config.with_vocab_size(vocab)
+        if config.train.seq_len is None:  # the packed split's seq_len, so the checkpoint fingerprint holds it
+            config = config.replace(train=config.train.replace(seq_len=tokens.seq_len))
         validation_path = args.validation or tokens_path.with_name("validation.bin")
         validation = None
         if args.validation or validation_path.is_file():
             validation = open_tokens(validation_path, tokens.seq_len)
         run_dir = args.run_dir or args.data_dir / "train"
-        setup_cpu(config.train.threads)
-        world = join_world()
-        trainer = Trainer(config, tokens, run_dir, validation=validation, world=world, restart=args.restart)
+        setup_device(device, config.train.threads, config.ascend)
+        world = join_world(semi_auto=uses_semi_auto(config.parallel))
+        from stages.train.trainer import Trainer
+
+        trainer = Trainer(config, tokens, run_dir, validation=validation, world=world, restart=args.restart,
+                          device=device)
         try:
             summary = trainer.run()
         except Preempted as stopped:

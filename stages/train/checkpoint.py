@@ -11,6 +11,17 @@ As in torchtitan, every stateful part hands its state over through ``state_dict(
 back through ``load_state_dict()``: the network (:class:`ModelState`) and the optimizer
 (:class:`OptimizerState`) into the safetensors files, the trainer's progress, the data order and
 the health monitor into ``trainer_state.json``. :class:`CheckpointManager` owns the cadence.
+
+Under a semi-auto parallel layout (model parallel, pipeline stages, optimizer sharding; Ascend only)
+each rank holds slices, so every rank writes its own: the directory then holds ``layout.json`` (the
+layout), ``trainer_state.json``, ``rank_<r>/model.safetensors`` and ``rank_<r>/optimizer.safetensors``
+of every rank, ``strategy/rank_<r>.ckpt`` (the parameter layouts MindSpore's compiler wrote for rank
+r) and ``checksums.json`` over all of them; rank 0 renames it into place after a barrier, so the
+checkpoint folder must be on storage every node sees. :func:`merge_sharded` turns one into
+``merged/model.safetensors`` and ``merged/optimizer.safetensors`` (full tensors) with MindSpore's
+``unified_safetensors`` (after ``merge_pipeline_strategys`` with pipeline stages): the evaluator loads
+the merged model, and a resume under the same layout loads the merged state before compiling, which
+slices it again.
 """
 
 from __future__ import annotations
@@ -38,6 +49,11 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 STATE_FILE = "trainer_state.json"
 CHECKSUMS_FILE = "checksums.json"
 DATA_FILES = (MODEL_FILE, OPTIMIZER_FILE, STATE_FILE)
+LAYOUT_FILE = "layout.json"
+STRATEGY_DIR = "strategy"
+MERGED_DIR = "merged"
+MERGED_STRATEGY = "merged_strategy.ckpt"
+PART_NAMES = ("model", "optimizer")
 
 
 class CheckpointError(KilnError):
@@ -124,19 +140,8 @@ def save_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer
     atomic_write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in DATA_FILES}, sort_keys=True)
     fsync_dir(tmp)
 
-    final = root / name
-    old = root / f"{name}.old"
-    if final.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        final.rename(old)
-        fsync_dir(root)
-    tmp.rename(final)
-    fsync_dir(root)
-    if old.exists():
-        shutil.rmtree(old)
-        fsync_dir(root)
-    return final
+    _swap_into_place(root, name, tmp)
+    return root / name
 
 
 def checkpoint_dir(root: Path, name: str) -> Path | None:
@@ -182,12 +187,17 @@ def _read_params(path: Path, expected: dict[str, ms.Parameter]) -> dict[str, ms.
 
 
 def _load_dir(directory: Path, parts: Sequence[ModelState | OptimizerState]) -> dict[str, Any]:
-    verify_checksums(directory)
+    files = directory
+    if is_sharded(directory):
+        verify_sharded_checksums(directory)
+        files = merge_sharded(directory)
+    else:
+        verify_checksums(directory)
     try:
         state = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
     except ValueError as exc:
         raise CheckpointError(f"{directory / STATE_FILE}: unreadable ({exc})") from exc
-    loads = [(part, _read_params(directory / part.file, part.state_dict())) for part in parts]
+    loads = [(part, _read_params(files / part.file, part.state_dict())) for part in parts]
     for part, params in loads:
         part.load_state_dict(params)
     return state
@@ -200,7 +210,8 @@ def load_checkpoint(root: Path, net: nn.Cell, optimizer: nn.Optimizer | None = N
 
     Checksums, keys and shapes are verified before anything is loaded. ``weights_only`` (or no
     ``optimizer``) leaves the optimizer untouched. Parameters are loaded with ``set_data``, which a
-    step compiled before the load does not see: load before the first compiled step.
+    step compiled before the load does not see: load before the first compiled step. A sharded
+    checkpoint is merged first (:func:`merge_sharded`, kept in its ``merged/``) and loaded whole.
     """
     parts: list[ModelState | OptimizerState] = [ModelState(net)]
     if optimizer is not None and not weights_only:
@@ -223,6 +234,213 @@ def load_checkpoint(root: Path, net: nn.Cell, optimizer: nn.Optimizer | None = N
     raise CheckpointError(f"no usable checkpoint under {root}: " + "; ".join(failures))
 
 
+# -- sharded checkpoints (semi-auto parallel layouts) ------------------------------------------------------------
+
+def is_sharded(directory: Path) -> bool:
+    """Whether ``directory`` is a checkpoint written rank by rank under a semi-auto parallel layout."""
+    return (Path(directory) / LAYOUT_FILE).is_file()
+
+
+def read_layout(directory: Path) -> dict[str, Any]:
+    """The layout a sharded checkpoint was written under (see :func:`stages.train.layout.layout_record`)."""
+    path = Path(directory) / LAYOUT_FILE
+    try:
+        layout = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{path}: unreadable ({exc})") from exc
+    if not isinstance(layout, dict) or not isinstance(layout.get("world_size"), int) or layout["world_size"] < 1:
+        raise CheckpointError(f"{path}: must record the layout's world_size")
+    return layout
+
+
+def rank_dir(directory: Path, rank: int) -> Path:
+    return Path(directory) / f"rank_{rank}"
+
+
+def sharded_files(layout: dict[str, Any]) -> list[str]:
+    """Every file a complete sharded checkpoint of ``layout`` holds besides checksums.json, relative to it."""
+    files = [LAYOUT_FILE, STATE_FILE]
+    for rank in range(layout["world_size"]):
+        files += [f"rank_{rank}/{MODEL_FILE}", f"rank_{rank}/{OPTIMIZER_FILE}", f"{STRATEGY_DIR}/rank_{rank}.ckpt"]
+    return files
+
+
+def verify_sharded_checksums(directory: Path) -> None:
+    """Every file of a sharded checkpoint present and equal to ``checksums.json``; raise naming the first that is not."""
+    directory = Path(directory)
+    expected_files = sharded_files(read_layout(directory))
+    listing = directory / CHECKSUMS_FILE
+    try:
+        expected = json.loads(listing.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{listing}: unreadable checksum file ({exc})") from exc
+    if not isinstance(expected, dict) or sorted(expected) != sorted(expected_files):
+        raise CheckpointError(f"{listing}: must list exactly the {len(expected_files)} files of the layout "
+                              f"(layout.json, trainer_state.json and every rank's model, optimizer and strategy)")
+    for name in expected_files:
+        path = directory / name
+        if not path.is_file():
+            raise CheckpointError(f"{path}: missing")
+        if file_sha256(path) != expected[name]:
+            raise CheckpointError(f"{path}: sha256 does not match {CHECKSUMS_FILE} (corrupt file)")
+
+
+def save_sharded_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer, state: dict[str, Any], *,
+                            world: World, layout: dict[str, Any], strategy_file: Path, tag: str) -> Path:
+    """Write ``root/name/`` from every rank (each its own slices and strategy file); rank 0 writes the state, the
+    layout and the checksums and swaps the directory into place. Every rank must call this at the same step with
+    the same ``tag``."""
+    _check_name(name)
+    root = Path(root)
+    tmp = root / f".{name}.tmp-{tag}"
+    if world.is_main:
+        root.mkdir(parents=True, exist_ok=True)
+        for stale in root.glob(f".{name}.tmp-*"):
+            shutil.rmtree(stale)
+        (tmp / STRATEGY_DIR).mkdir(parents=True)
+    barrier(world)
+    mine = rank_dir(tmp, world.rank)
+    mine.mkdir()
+    for part in (ModelState(net), OptimizerState(optimizer, net)):
+        ms.save_checkpoint(part.state_dict(), str(mine / part.file), format="safetensors")
+        fsync_dir(mine / part.file)
+    strategy_copy = tmp / STRATEGY_DIR / f"rank_{world.rank}.ckpt"
+    try:
+        shutil.copyfile(strategy_file, strategy_copy)
+    except OSError as exc:
+        raise CheckpointError(f"{strategy_file}: the parallel strategy file MindSpore writes when it compiles the "
+                              f"step is missing ({exc}); a sharded checkpoint cannot be merged without it") from exc
+    fsync_dir(strategy_copy)
+    fsync_dir(mine)
+    barrier(world)
+    final = root / name
+    if world.is_main:
+        atomic_write_json(tmp / STATE_FILE, state, sort_keys=True)
+        atomic_write_json(tmp / LAYOUT_FILE, layout, sort_keys=True)
+        atomic_write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in sharded_files(layout)},
+                          sort_keys=True)
+        fsync_dir(tmp)
+        _swap_into_place(root, name, tmp)
+    barrier(world)
+    return final
+
+
+def _swap_into_place(root: Path, name: str, tmp: Path) -> None:
+    """Rename ``tmp`` to ``root/name``, keeping the previous one as ``name.old`` until the new one is in place."""
+    final = root / name
+    old = root / f"{name}.old"
+    if final.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        final.rename(old)
+        fsync_dir(root)
+    tmp.rename(final)
+    fsync_dir(root)
+    if old.exists():
+        shutil.rmtree(old)
+        fsync_dir(root)
+
+
+def _merged_ok(merged: Path) -> bool:
+    listing = merged / CHECKSUMS_FILE
+    try:
+        expected = json.loads(listing.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    files = [f"{part}.safetensors" for part in PART_NAMES]
+    return sorted(expected) == sorted(files) and all(
+        (merged / f).is_file() and file_sha256(merged / f) == expected[f] for f in files)
+
+
+def _strategy_for_merge(directory: Path, layout: dict[str, Any], work: Path) -> Path:
+    """One strategy file covering every parameter: rank 0's without pipeline stages (every rank's is the same);
+    with them, each stage's merged by MindSpore's ``merge_pipeline_strategys``. An optimizer moment
+    (``adam_m.<name>``, ``adam_v.<name>``) the file does not list takes its parameter's layout: it has the
+    parameter's shape and, without optimizer sharding, its split."""
+    strategy_dir = directory / STRATEGY_DIR
+    source = strategy_dir / "rank_0.ckpt"
+    if int(layout.get("pipeline_stages", 1)) > 1:
+        source = work / "pipeline_strategy.ckpt"
+        ms.parallel.merge_pipeline_strategys(str(strategy_dir), str(source))
+    from mindspore.train import node_strategy_pb2
+
+    strategy = node_strategy_pb2.ParallelStrategyMap()
+    try:
+        strategy.ParseFromString(source.read_bytes())
+    except Exception as exc:
+        raise CheckpointError(f"{source}: not a MindSpore parallel strategy file ({exc})") from exc
+    items = {item.param_name: item for item in strategy.parallel_layout_item}
+    for name, item in list(items.items()):
+        stage, _, param = name.rpartition("-") if "-" in name else ("", "", name)
+        for moment in ("adam_m", "adam_v"):
+            key = f"{stage}-{moment}.{param}" if stage else f"{moment}.{param}"
+            if key not in items:
+                copy = strategy.parallel_layout_item.add()
+                copy.CopyFrom(item)
+                copy.param_name = key
+                items[key] = copy
+    merged = work / MERGED_STRATEGY
+    merged.write_bytes(strategy.SerializeToString())
+    return merged
+
+
+def _combine_parts(parts_dir: Path, out: Path) -> None:
+    """The part*.safetensors and hyper_param.safetensors that ``unified_safetensors`` writes, as one file."""
+    from safetensors.numpy import load_file, save_file
+
+    tensors: dict[str, Any] = {}
+    for path in sorted(parts_dir.glob("*.safetensors")):
+        tensors.update(load_file(str(path)))
+    if not tensors:
+        raise CheckpointError(f"{parts_dir}: merging wrote no tensors")
+    save_file(tensors, str(out), metadata={"format": "ms"})
+    fsync_dir(out)
+
+
+def merge_sharded(directory: Path) -> Path:
+    """``directory/merged/`` with ``model.safetensors`` and ``optimizer.safetensors`` holding full tensors, made from
+    every rank's slices and strategy file with MindSpore's ``unified_safetensors`` (runs on CPU); kept once made
+    and verified by its own checksums.json. Returns the merged folder."""
+    directory = Path(directory)
+    merged = directory / MERGED_DIR
+    if _merged_ok(merged):
+        return merged
+    layout = read_layout(directory)
+    work = directory / f".{MERGED_DIR}.tmp-{os.getpid()}"
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir()
+    affinity = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        strategy = _strategy_for_merge(directory, layout, work)
+        for part in PART_NAMES:
+            parts_dir = work / f"{part}-parts"
+            try:
+                ms.parallel.unified_safetensors(str(directory), str(strategy), str(parts_dir), file_suffix=part,
+                                                max_process_num=1)
+            except Exception as exc:
+                raise CheckpointError(f"{directory}: merging the {part} slices failed ({exc})") from exc
+            _combine_parts(parts_dir, work / f"{part}.safetensors")
+            shutil.rmtree(parts_dir)
+        for leftover in (work / MERGED_STRATEGY, work / "pipeline_strategy.ckpt"):
+            if leftover.exists():
+                leftover.unlink()
+        atomic_write_json(work / CHECKSUMS_FILE,
+                          {f"{p}.safetensors": file_sha256(work / f"{p}.safetensors") for p in PART_NAMES},
+                          sort_keys=True)
+        fsync_dir(work)
+        if merged.exists():
+            shutil.rmtree(merged)
+        work.rename(merged)
+        fsync_dir(directory)
+    finally:
+        if affinity is not None:
+            os.sched_setaffinity(0, affinity)  # unified_safetensors widens the process's CPU affinity
+        if work.exists():
+            shutil.rmtree(work)
+    return merged
+
+
 class CheckpointManager:
     """The checkpoints of one run under ``root``: the resume, and when ``latest`` and ``best`` are written.
 
@@ -231,11 +449,16 @@ class CheckpointManager:
     holds the ``record`` of the run (what it trains on which tokens), ``fingerprint`` and the state of
     each of ``parts`` and of the manager itself (the best validation loss), each part owning its keys.
     Inside ``with manager:`` SIGTERM makes :meth:`step_done` save ``latest`` and raise :class:`Preempted`.
+    With a semi-auto ``layout`` (and the ``strategy_file`` the compiler writes) every rank writes its slices
+    (:func:`save_sharded_checkpoint`), and a resume requires a checkpoint of the same layout.
     """
 
     def __init__(self, root: Path, net: nn.Cell, optimizer: nn.Optimizer, parts: Sequence[Stateful], *,
                  fingerprint: str, record: dict[str, Any], every: int, total_steps: int, world: World,
-                 say: Callable[[str], None]):
+                 say: Callable[[str], None], layout: dict[str, Any] | None = None,
+                 strategy_file: Path | None = None):
+        self.layout = layout
+        self.strategy_file = strategy_file
         self.root = Path(root)
         self.net = net
         self.optimizer = optimizer
@@ -262,6 +485,7 @@ class CheckpointManager:
         replace latest at once); False when the run has no checkpoint yet."""
         if all(checkpoint_dir(self.root, name) is None for name in NAMES):
             return False
+        self._check_layout()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             state = load_checkpoint(self.root, self.net, self.optimizer)
@@ -278,14 +502,41 @@ class CheckpointManager:
             self.save("latest")  # so that a crash before the next save cannot meet the unusable one again
         return True
 
+    def _check_layout(self) -> None:
+        """Refuse to resume across layouts, and prepare a sharded checkpoint's merged state (rank 0 merges, the
+        others wait) so that every rank loads it whole before compiling."""
+        for name in NAMES:
+            directory = checkpoint_dir(self.root, name)
+            if directory is None:
+                continue
+            written = read_layout(directory) if is_sharded(directory) else None
+            if written != self.layout:
+                described = "plain (one process or data parallel)" if written is None else f"the layout {written}"
+                wanted = "plain" if self.layout is None else f"the layout {self.layout}"
+                raise CheckpointError(f"{directory}: written under {described}, but this run is {wanted}; resume on "
+                                      f"the same parallel layout, or start a new run directory")
+            if written is not None and self.world.is_main:
+                try:
+                    verify_sharded_checksums(directory)
+                    merge_sharded(directory)
+                except CheckpointError as exc:
+                    self.say(f"WARNING: {directory} cannot be merged ({exc})")
+        if self.layout is not None:
+            barrier(self.world)
+
     def save(self, name: str) -> None:
-        """Write checkpoint ``name`` (rank 0; the parameters are identical on every rank)."""
-        if not self.world.is_main:
+        """Write checkpoint ``name``: rank 0 alone when the parameters are identical on every rank (plain data
+        parallel), every rank its own slices under a semi-auto layout."""
+        if self.layout is None and not self.world.is_main:
             return
         state = {**self.record, "config_fingerprint": self.fingerprint}
         for part in self.parts:
             state.update(part.state_dict())
-        save_checkpoint(self.root, name, self.net, self.optimizer, state)
+        if self.layout is None:
+            save_checkpoint(self.root, name, self.net, self.optimizer, state)
+            return
+        save_sharded_checkpoint(self.root, name, self.net, self.optimizer, state, world=self.world,
+                                layout=self.layout, strategy_file=self.strategy_file, tag=f"step{state.get('step')}")
 
     def step_done(self, step: int) -> None:
         """After ``step`` steps: save ``latest`` when it is due; after SIGTERM on any rank, save it and raise

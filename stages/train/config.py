@@ -1,4 +1,4 @@
-"""The trainer's configuration: one YAML file with the sections model, optim, train, health and parallel.
+"""The trainer's configuration: one YAML file with the sections model, optim, train, health, parallel and ascend.
 
 Each section is a strict :class:`common.config.Section`; :func:`load_trainer_config` layers the
 file and ``--set section.key=value`` overrides over the defaults with the data stages' loader,
@@ -96,12 +96,16 @@ class OptimConfig(Section):
 
 
 class TrainConfig(Section):
-    """The run itself: length, batch, data order, evaluation and checkpoint cadence.
+    """The run itself: length, batch, data order, evaluation and checkpoint cadence, and the device.
 
     ``seq_len`` None takes the packed split's seq_len from meta.json. ``eval_every`` and
-    ``checkpoint_every`` of 0 mean only at the end; a progress line is printed every
-    ``log_every`` steps. ``device`` names the MFU peak (a key of
-    :data:`stages.train.flops.PEAK_TFLOPS`) or ``auto``: the CPU estimate on CPU.
+    ``checkpoint_every`` of 0 mean only at the end; a progress line (and a hardware sample) is
+    written every ``log_every`` steps. ``device_target`` picks the back end (``auto``: Ascend when
+    it is usable here, the CPU otherwise; see :mod:`stages.train.device`) and ``device_id`` the NPU
+    (None: from the launcher's local rank, ``DEVICE_ID``). ``threads`` is the CPU operator thread
+    count. ``peak_flops_device`` names the row of the MFU peak table (a key of
+    :data:`stages.train.flops.PEAK_TFLOPS`, e.g. ``ascend-910b2``) or ``auto``: the CPU estimate on
+    CPU. It was called ``device`` before; that name is refused with a pointer to the new ones.
     """
 
     steps: int = Field(default=200, gt=0)
@@ -113,7 +117,37 @@ class TrainConfig(Section):
     checkpoint_every: int = Field(default=50, ge=0)
     log_every: int = Field(default=10, gt=0)
     threads: int = Field(default=2, gt=0)
-    device: str = "auto"
+    device_target: Literal["auto", "cpu", "ascend"] = "auto"
+    device_id: int | None = Field(default=None, ge=0)
+    peak_flops_device: str = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_device_key(cls, data: object) -> object:
+        if isinstance(data, dict) and "device" in data:
+            raise ValueError(f"train.device (= {data['device']!r}) was renamed: the MFU peak-table row is now "
+                             f"train.peak_flops_device, and the back end is chosen by train.device_target "
+                             f"(auto, cpu or ascend)")
+        return data
+
+
+class AscendConfig(Section):
+    """Ascend-only runtime settings, applied by :func:`stages.train.device.setup_device` (ignored on CPU).
+
+    The defaults are those of MindFormers' pretraining template for a 64 GB Atlas 800T A2 (910B) card:
+    ``max_device_memory`` caps MindSpore's device memory pool (``mindspore.runtime.set_memory``; the
+    pool takes the smaller of this and what the card has), ``jit_level`` is the graph compiler's level
+    (O0: kernel-by-kernel, O1: with fusion, O2: whole-graph sink), ``memory_optimize_level`` O1 turns
+    on MindSpore's memory reuse optimisations, ``recompute`` recomputes each transformer block's
+    activations in the backward pass (activation memory for ~1/3 more compute), and ``precision_mode``,
+    when set, is passed to ``mindspore.device_context.ascend.op_precision.precision_mode``.
+    """
+
+    max_device_memory: str = Field(default="58GB", pattern=r"^\d+(\.\d+)?GB$")
+    jit_level: Literal["O0", "O1", "O2"] = "O0"
+    memory_optimize_level: Literal["O0", "O1"] = "O1"
+    recompute: bool = False
+    precision_mode: str | None = None
 
 
 class HealthConfig(Section):
@@ -180,6 +214,7 @@ class TrainerConfig(Section):
     train: TrainConfig = TrainConfig()
     health: HealthConfig = HealthConfig()
     parallel: ParallelConfig = ParallelConfig()
+    ascend: AscendConfig = AscendConfig()
 
     def with_vocab_size(self, vocab_size: int) -> TrainerConfig:
         """The same configuration for a tokenizer of ``vocab_size`` ids (read from the packed tokens' meta.json)."""

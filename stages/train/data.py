@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 
 from common.tokens import TokenDataset
+from stages.train.config import ParallelConfig
+from stages.train.layout import data_parallel_rank
 
 
 def open_tokens(bin_path: str | Path, seq_len: int | None = None) -> TokenDataset:
@@ -17,8 +19,14 @@ def open_tokens(bin_path: str | Path, seq_len: int | None = None) -> TokenDatase
 
 class DataOrder:
     """Sample ``s`` of the run (s = step · global_batch + j) is window ``perm_e[s mod n]`` with
-    e = s div n and ``perm_e`` a permutation seeded by (seed, e); each data-parallel rank reads
-    its contiguous slice of the global batch."""
+    e = s div n and ``perm_e`` a permutation seeded by (seed, e); each data-parallel group reads
+    its contiguous slice of the global batch.
+
+    ``rank`` and ``world_size`` are the data-parallel index and the number of data-parallel groups.
+    Under model or pipeline parallelism build it with :meth:`for_rank`, which maps a global rank to
+    its group: ranks that differ only in their model-parallel or pipeline position read the same
+    samples, and the groups' slices together are the single-process global batch.
+    """
 
     def __init__(self, n_windows: int, global_batch: int, seed: int, rank: int = 0, world_size: int = 1):
         if n_windows < 1:
@@ -34,6 +42,14 @@ class DataOrder:
         self.offset = rank * self.local_batch
         self._epoch = -1
         self._perm = np.zeros(0, dtype=np.int64)
+
+    @classmethod
+    def for_rank(cls, n_windows: int, global_batch: int, seed: int, rank: int, parallel: ParallelConfig) -> DataOrder:
+        """The order global ``rank`` reads under ``parallel``: its data-parallel group's slice."""
+        if global_batch % parallel.data_parallel:
+            raise ValueError(f"global batch {global_batch} is not divisible by parallel.data_parallel "
+                             f"{parallel.data_parallel}")
+        return cls(n_windows, global_batch, seed, data_parallel_rank(rank, parallel), parallel.data_parallel)
 
     def _permutation(self, epoch: int) -> np.ndarray:
         if epoch != self._epoch:

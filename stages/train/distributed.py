@@ -1,4 +1,11 @@
-"""Data-parallel plumbing: joining the msrun world, reducing gradients, and agreeing on a stop across ranks."""
+"""Distributed plumbing: joining the msrun world, reducing gradients, and agreeing on a stop across ranks.
+
+Started by msrun (or by :mod:`stages.train.launch` under MindCluster's AscendJob, with the same
+``MS_ROLE``/``MS_SCHED_*``/``MS_NODE_ID`` variables), every worker calls :func:`join_world`. Plain data
+parallel sets MindSpore's DATA_PARALLEL context and averages gradients with ``DistributedGradReducer``;
+a semi-auto layout (model parallel, pipeline stages, optimizer sharding) leaves the global context
+alone: the ``AutoParallel`` wrapper around the step carries its settings.
+"""
 
 from __future__ import annotations
 
@@ -31,11 +38,25 @@ def launched_by_msrun() -> bool:
     return os.environ.get("MS_ROLE") in ("MS_SCHED", "MS_WORKER")
 
 
-def join_world() -> World:
-    """Initialise the collective backend and data-parallel mode when started by msrun; a world of one otherwise.
+def is_scheduler() -> bool:
+    """This process is the cluster's scheduler (``MS_ROLE=MS_SCHED``): it serves the workers and trains nothing."""
+    return os.environ.get("MS_ROLE") == "MS_SCHED"
+
+
+def serve_as_scheduler() -> None:
+    """Run the scheduler: ``init()`` serves the cluster and returns (or ends the process) once the workers are done."""
+    from mindspore.communication import init
+
+    init()
+
+
+def join_world(semi_auto: bool = False) -> World:
+    """Initialise the collective backend when started by msrun (or the equivalent MS_* variables); a world of one
+    otherwise. Plain data parallel also sets MindSpore's DATA_PARALLEL mode; ``semi_auto`` leaves the global
+    parallel context to the ``AutoParallel`` wrapper.
 
     msrun runs this same program as the scheduler too: there ``init()`` serves the cluster and
-    ends the process when the workers are done. Call after :func:`stages.train.step.setup_cpu`
+    ends the process when the workers are done. Call after :func:`stages.train.device.setup_device`
     and before building the network.
     """
     if not launched_by_msrun():
@@ -44,8 +65,17 @@ def join_world() -> World:
 
     init()
     world = World(rank=get_rank(), size=get_group_size())
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    if not semi_auto:
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
     return world
+
+
+def create_rank_group(name: str, ranks: list[int]) -> str:
+    """Create the communication group ``name`` of ``ranks`` (every member calls this with the same arguments)."""
+    from mindspore.communication import create_group
+
+    create_group(name, ranks)
+    return name
 
 
 def gradient_reducer(parameters: list[ms.Parameter], world: World) -> nn.Cell | None:

@@ -83,11 +83,17 @@ def mfu(tokens_per_s: float, flops_per_token: float, peak_flops: float) -> float
     return tokens_per_s * flops_per_token / peak_flops
 
 
-def resolve_peak_flops(device: str, threads: int, device_target: str) -> tuple[str, float]:
-    """The MFU denominator and its name: the named device's peak, or for ``auto`` on the CPU backend
-    the estimate for ``threads`` cores."""
+def resolve_peak_flops(device: str, threads: int, device_target: str, npu_name: str | None = None) -> tuple[str, float]:
+    """The MFU denominator and its name: the row ``device`` of :data:`PEAK_TFLOPS` (``train.peak_flops_device``),
+    or for ``auto`` the estimate for ``threads`` cores on the CPU backend and, on Ascend, the row of the chip
+    npu-smi names (``npu_name``, e.g. 910B2 -> ascend-910b2) when the table has it."""
     if device != "auto":
         return device, peak_flops(device)
     if device_target == "CPU":
         return f"cpu-{threads}-cores", cpu_peak_flops(threads)
-    raise ConfigError("train.device must name the accelerator (e.g. ascend-910b2) for MFU off the CPU")
+    if npu_name and f"ascend-{npu_name.strip().lower()}" in PEAK_TFLOPS:
+        key = f"ascend-{npu_name.strip().lower()}"
+        return key, peak_flops(key)
+    seen = f" (npu-smi names the chip {npu_name!r}, which has no row)" if npu_name else ""
+    raise ConfigError(f"train.peak_flops_device must name the accelerator's row of the MFU peak table off the CPU"
+                      f"{seen}: one of {', '.join(sorted(PEAK_TFLOPS))}")

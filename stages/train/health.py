@@ -50,8 +50,8 @@ class HealthMonitor:
             raise TrainingHealthError(
                 f"training stopped at step {step}: {self.consecutive_skips} consecutive steps were skipped "
                 f"because the loss or gradient norm was not finite (last loss={loss}, grad norm={grad_norm}; "
-                f"{self.skipped_total} skipped in total). Lower the learning rate or check the data, "
-                f"then resume from the latest checkpoint.")
+                f"{self.skipped_total} skipped in total). Check the data, or lower optim.lr and rerun with "
+                f"--restart (a resume keeps the optimizer settings of its checkpoint).")
         return [f"step {step}: update skipped, non-finite loss={loss} or grad norm={grad_norm} "
                 f"({self.consecutive_skips}/{limit} consecutive, {self.skipped_total} in total)"]
 
@@ -73,8 +73,8 @@ class HealthMonitor:
             raise TrainingHealthError(
                 f"training stopped at step {step}: the loss has spiked for {self.spike_streak} consecutive "
                 f"steps (loss={loss:.4g}, z-score {zscore:.1f} > {cfg.spike_zscore} against a mean of "
-                f"{mean:.4g} over the last {len(history)} steps). Lower the learning rate or check the data, "
-                f"then resume from the latest (or best) checkpoint.")
+                f"{mean:.4g} over the last {len(history)} steps). Check the data, or lower optim.lr and rerun "
+                f"with --restart (a resume keeps the optimizer settings of its checkpoint).")
         return [f"step {step}: loss spike {loss:.4g} (z-score {zscore:.1f} against a mean of {mean:.4g} over "
                 f"{len(history)} steps); {self.spike_streak}/{cfg.spike_patience} before stopping"]
 

@@ -17,6 +17,8 @@ EVAL_NAME = "eval.jsonl"
 TENSORBOARD_DIR = "tensorboard"
 RUN_NAME = "run.json"
 """File names inside a run directory (``DATA_DIR/train`` by default)."""
+HARDWARE_KEY = "hardware"
+"""The key of a metrics.jsonl line that carries the hardware sample taken at that step (every log_every steps)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,15 @@ def _json_value(value: object) -> object:
     return value
 
 
+def _clean(value: object) -> object:
+    """Non-finite floats anywhere inside ``value`` as None (valid JSON)."""
+    if isinstance(value, dict):
+        return {key: _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    return _json_value(value)
+
+
 class MetricsWriter:
     """Appends one JSON object per record (a step or an evaluation) to a JSONL file, flushed after every line.
 
@@ -74,9 +85,11 @@ class MetricsWriter:
         _drop_partial_line(self.path)
         self._file = self.path.open("a", encoding="utf-8")
 
-    def write(self, record: StepMetrics | EvalMetrics) -> None:
-        """Append ``record`` as one line and flush it."""
+    def write(self, record: StepMetrics | EvalMetrics, extra: dict[str, object] | None = None) -> None:
+        """Append ``record`` (and the keys of ``extra``, e.g. a hardware sample) as one line and flush it."""
         values = {key: _json_value(value) for key, value in asdict(record).items()}
+        if extra:
+            values.update({key: _clean(value) for key, value in extra.items()})
         self._file.write(json.dumps(values, allow_nan=False) + "\n")
         self._file.flush()
 
@@ -142,6 +155,10 @@ class TensorBoardWriter:
         """Queue the step's scalars (``health/skipped`` is 1 for a skipped update, else 0)."""
         self._scalars(metrics.step, {tag: float(getattr(metrics, name)) for name, tag in STEP_TAGS.items()})
 
+    def write_scalars(self, step: int, values: dict[str, float]) -> None:
+        """Queue arbitrary scalars (a hardware sample's ``hw/...``) at ``step``."""
+        self._scalars(step, values)
+
     def write_eval(self, step: int, val_loss: float, val_perplexity: float) -> None:
         """Write a validation pass's loss and perplexity and flush, so they show up at once."""
         self._scalars(step, {"eval/loss": val_loss, "eval/perplexity": val_perplexity})
@@ -172,10 +189,15 @@ class RunMetrics:
         self._evals = MetricsWriter(run_dir / EVAL_NAME)
         self._tensorboard = TensorBoardWriter(run_dir, purge_step)
 
-    def step(self, metrics: StepMetrics) -> None:
-        """Log one training step."""
-        self._steps.write(metrics)
+    def step(self, metrics: StepMetrics, hardware: dict[str, object] | None = None) -> None:
+        """Log one training step, with the hardware sample taken at it (:mod:`stages.train.hardware`) if any: the
+        JSONL line gets a ``"hardware"`` key and TensorBoard its ``hw/`` scalars."""
+        self._steps.write(metrics, {HARDWARE_KEY: hardware} if hardware else None)
         self._tensorboard.write_step(metrics)
+        if hardware:
+            from stages.train.hardware import scalars
+
+            self._tensorboard.write_scalars(metrics.step, scalars(hardware))
 
     def eval(self, step: int, val_loss: float, val_perplexity: float, val_tokens: int) -> None:
         """Log one validation pass."""

@@ -2,9 +2,13 @@
 
 Data parallel runs anywhere (msrun, one process per rank). Model parallel, pipeline stages and
 optimizer sharding use MindSpore's semi-auto parallel, which runs on Ascend only; on Ascend the
-network is prepared with :func:`assign_pipeline_stages` and :func:`apply_shard_strategies` on the
-GPT, :func:`pipeline_cell` around the network with its loss, and :func:`build_auto_parallel`
-around the training cell.
+trainer prepares the network with :func:`assign_pipeline_stages` and :func:`apply_shard_strategies`
+on the GPT, :func:`pipeline_cell` around the network with its loss, and :func:`build_auto_parallel`
+(+ :func:`configure_auto_parallel`) around the training step.
+
+Which rank holds which (stage, data-parallel, model-parallel) position is :mod:`stages.train.layout`
+(re-exported here): ranks that differ only in their model-parallel or pipeline position form one
+data-parallel group and read the same samples (:class:`stages.train.data.DataOrder`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,15 @@ from mindspore.parallel.nn import Pipeline
 
 from common.errors import ConfigError
 from stages.train.config import ModelConfig, ParallelConfig
+from stages.train.layout import (  # noqa: F401  (re-exported: the layout's rank arithmetic lives in layout.py)
+    RankPosition,
+    data_parallel_rank,
+    dataset_strategy,
+    layout_record,
+    pipeline_column,
+    rank_position,
+    uses_semi_auto,
+)
 from stages.train.model import GPT
 
 Strategy = tuple[tuple[int, ...], ...]
@@ -272,4 +285,14 @@ def build_auto_parallel(net: nn.Cell, parallel: ParallelConfig) -> AutoParallel:
         wrapped.hsdp(optimizer_level=OPTIMIZER_LEVEL)
     if parallel.pipeline_stages > 1:
         wrapped.pipeline(stages=parallel.pipeline_stages, scheduler=PIPELINE_SCHEDULER)
+    return wrapped
+
+
+def configure_auto_parallel(wrapped: AutoParallel, parallel: ParallelConfig, strategy_file: str) -> AutoParallel:
+    """The trainer's settings on top of :func:`build_auto_parallel`: the batch arrives split by data parallel
+    (:func:`dataset_strategy`), and the compiler writes every parameter's layout (optimizer state included)
+    to ``strategy_file``, which a sharded checkpoint keeps for merging."""
+    wrapped.dataset_strategy(dataset_strategy(parallel))
+    wrapped.save_param_strategy_file(strategy_file)
+    wrapped.disable_strategy_file_only_for_trainable_params()
     return wrapped

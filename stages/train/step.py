@@ -1,4 +1,11 @@
-"""The compiled training step: forward, backward, gradient reduction, clipping and the guarded update."""
+"""The compiled training step: forward, backward, gradient reduction, clipping and the guarded update.
+
+:func:`make_train_step` is the single-device / data-parallel step (``@ms.jit``, gradients averaged by
+``nn.DistributedGradReducer``). :func:`make_parallel_train_step` is the same step for MindSpore's
+semi-auto parallel (model parallel, pipeline stages, optimizer sharding): an undecorated function the
+trainer wraps in ``AutoParallel`` (:func:`stages.train.parallel.build_auto_parallel`), which compiles it
+and inserts the collectives; it runs on Ascend only.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +24,11 @@ StepFn = Callable[[Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 def setup_cpu(threads: int = 2) -> None:
     """Run on the CPU backend in graph mode with ``threads`` operator threads (MindSpore defaults to 25).
 
-    MindSpore accepts the thread count once per process, so repeated calls are no-ops."""
-    ms.set_device("CPU")
-    ms.set_context(mode=ms.GRAPH_MODE)
-    ms.device_context.cpu.op_tuning.threads_num(threads)
+    The CPU branch of :func:`stages.train.device.setup_device`, kept for tests and benchmarks that want the CPU
+    whatever the machine. MindSpore accepts the thread count once per process, so repeated calls are no-ops."""
+    from stages.train.device import DeviceChoice, setup_device
+
+    setup_device(DeviceChoice("CPU", None, "asked for", "cpu"), threads)
 
 
 def _sum_of_squares(grad: Tensor) -> Tensor:
@@ -61,6 +69,72 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
             grads = grad_reducer(grads)
             loss = loss_mean(loss)
         grad_norm = global_norm(grads)
+        applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
+        if applied:
+            scale = max_norm / ops.maximum(grad_norm, max_norm)
+            optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
+        elif counts_steps:
+            ops.assign_add(optimizer.global_step, one)
+        return loss, grad_norm, applied
+
+    return train_step
+
+
+class LossCell(nn.Cell):
+    """The network with its loss, (inputs, labels) -> mean masked cross-entropy: the cell semi-auto parallel and the
+    pipeline wrap."""
+
+    def __init__(self, model: nn.Cell):
+        super().__init__()
+        self.model = model
+
+    def construct(self, inputs: Tensor, labels: Tensor) -> Tensor:
+        return masked_cross_entropy(self.model(inputs), labels)
+
+
+class StageSum(nn.Cell):
+    """Sum of a scalar over the pipeline stages: an AllReduce over the ranks that hold the same data- and
+    model-parallel position in every stage (:func:`stages.train.parallel.pipeline_column_groups`)."""
+
+    def __init__(self, group: str):
+        super().__init__()
+        self.all_reduce = ops.AllReduce(group=group)
+
+    def construct(self, value: Tensor) -> Tensor:
+        return self.all_reduce(value)
+
+
+def make_parallel_train_step(net_with_loss: nn.Cell, optimizer: nn.Optimizer, clip_norm: float, *,
+                             pipeline_reducer: nn.Cell | None = None, stage_sum: nn.Cell | None = None,
+                             last_stage: bool = True) -> StepFn:
+    """The semi-auto parallel step (inputs, labels) -> (loss, grad norm before clipping, applied); not compiled here.
+
+    Under semi-auto parallel each rank feeds its data-parallel slice and the graph keeps single-device
+    semantics: MindSpore inserts the gradient AllReduce over the data-parallel ranks and the
+    collectives of the sharded matmuls, so the loss and the norm below are the global ones within a
+    pipeline stage. With pipeline stages, ``pipeline_reducer`` (``PipelineGradReducer``) accumulates the
+    micro-batches' gradients, only the last stage computes the loss, and each stage holds its own
+    layers' gradients: ``stage_sum`` adds the last stage's loss and every stage's squared norm over the
+    stages, so that every rank takes the same skip decision and clips by the same global norm.
+    """
+    net_with_loss.set_train()
+    grad_fn = ms.value_and_grad(net_with_loss, None, optimizer.parameters)
+    one = Tensor([1], ms.int32)
+    counts_steps = hasattr(optimizer, "global_step")
+    max_norm = Tensor(clip_norm, ms.float32)
+
+    @ms.jit
+    def train_step(inputs: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        loss, grads = grad_fn(inputs, labels)
+        if pipeline_reducer is not None:
+            grads = pipeline_reducer(grads)
+        squares = ops.addn([_sum_of_squares(g) for g in grads])
+        if stage_sum is not None:
+            # Only the last stage's loss is real; the others contribute an exact zero (not 0 x whatever they hold).
+            own = ops.cast(loss, ms.float32) if last_stage else ops.zeros_like(ops.cast(loss, ms.float32))
+            loss = stage_sum(own)
+            squares = stage_sum(squares)
+        grad_norm = ops.sqrt(squares)
         applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
         if applied:
             scale = max_norm / ops.maximum(grad_norm, max_norm)
