@@ -39,6 +39,9 @@ class RayConfig(Section):
     address: str | None = None
     num_cpus: int | None = Field(default=None, ge=1)
     object_store_memory_mb: int | None = Field(default=None, ge=64)
+    # stage -> custom Ray resource each of its work units requests (one unit of it per task), so
+    # that an autoscaling cluster grows exactly the worker group that declares that resource
+    stage_resources: dict[str, str] = Field(default_factory=lambda: {"clean": "clean"})
 
 
 class DemoConfig(Section):

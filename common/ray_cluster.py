@@ -1,4 +1,4 @@
-"""Ray start-up: a local Ray sized to the machine, or the cluster named by RAY_ADDRESS."""
+"""Ray start-up: a private local Ray sized to the machine, or the cluster named by ray.address / RAY_ADDRESS."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ def _address(cfg: RayConfig) -> str | None:
 
 
 def ensure_ray(cfg: RayConfig) -> None:
-    """Connect to Ray once per process: the configured/RAY_ADDRESS cluster, else a local one."""
+    """Connect to Ray once per process: the configured/RAY_ADDRESS cluster, else a private local one.
+
+    ``address="local"`` always starts a new Ray for this process, even when a ``ray start``
+    cluster runs on the same machine (plain ``ray.init()`` would attach to that one).
+    """
     import ray
 
     if ray.is_initialized():
@@ -26,10 +30,12 @@ def ensure_ray(cfg: RayConfig) -> None:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=True)
         return
     cpus = cfg.num_cpus or os.cpu_count() or 1
-    log.info("starting a local Ray with %d CPUs (no dashboard)", cpus)
+    log.info("starting a private local Ray with %d CPUs (no dashboard)", cpus)
     memory = cfg.object_store_memory_mb * 1024 * 1024 if cfg.object_store_memory_mb else None
     ray.init(
+        address="local",
         num_cpus=cpus,
+        resources={name: float(cpus) for name in sorted(set(cfg.stage_resources.values()))},
         include_dashboard=False,
         object_store_memory=memory,
         logging_level=logging.WARNING,

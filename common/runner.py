@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig, fingerprint
 from common.errors import AccountingError, KilnError, ResumeRefused
+from common.faults import fault_point
 from common.files import atomic_write_json
 from common.log import LOG_DIR, progress
 from common.manifest import (
@@ -352,15 +353,17 @@ def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: l
     return None
 
 
-def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger,
-              on_result: Callable[[object], str | None] | None = None) -> list:
+def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger, point: str,
+              on_result: Callable[[object], str | None] | None = None, resource: str | None = None) -> list:
     """Run ``fn(*args)`` for every args tuple in ``calls`` as Ray tasks (one CPU each), with a
     progress bar; results come back in completion order. A failure cancels the rest and is
-    raised as a KilnError naming the call. ``on_result`` may return a progress note."""
+    raised as a KilnError naming the call. ``on_result`` may return a progress note. Each
+    result passes the fault point ``<point>.done`` (see common/faults.py). With ``resource``
+    each task also asks for one unit of that custom Ray resource."""
     import ray
 
     ensure_ray(cfg.ray)
-    remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+    remote = ray.remote(num_cpus=1, max_retries=0, resources={resource: 1} if resource else None)(fn)
     refs = {remote.remote(*args): args for args in calls}
     results = []
     with progress(len(refs), desc, unit="task") as bar:
@@ -378,6 +381,7 @@ def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log:
                 log.debug("task failed", exc_info=err)
                 raise KilnError(f"{desc}: task {refs[done[0]][-1]} failed: {cause!r}") from None
             results.append(result)
+            fault_point(f"{point}.done")
             note = on_result(result) if on_result else None
             if note:
                 bar.set_postfix_str(note)
@@ -401,7 +405,8 @@ def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path 
         return f"docs={docs:,}"
 
     calls = [(stage, cfg_ref, str(stage_dir), str(input_dir) if input_dir else None, unit) for unit in pending]
-    return run_tasks(_run_unit, calls, cfg, stage.name, log, on_result=note)
+    return run_tasks(_run_unit, calls, cfg, stage.name, log, f"{stage.name}.unit", on_result=note,
+                     resource=cfg.ray.stage_resources.get(stage.name))
 
 
 def _merged_details(results: list[UnitResult]) -> dict:
@@ -489,6 +494,7 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
                      for r in results],
         "details": _merged_details(results),
     }
+    fault_point(f"{stage.name}.manifest")
     atomic_write_json(stage_dir / STATS_NAME, stats)
     write_manifest(stage_dir, manifest)
     log.info(

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from common.config import KilnConfig, load_config
+from common.faults import FAULT_ENV
 from common.manifest import Manifest
+from common.ray_cluster import ensure_ray
 from common.runner import MapStage, run_stage
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,7 +30,7 @@ def ray_local():
     """A local Ray shared by every in-process stage run of the session."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+    ensure_ray(make_config("ray.num_cpus=2").ray)
     yield
     ray.shutdown()
 
@@ -49,10 +51,17 @@ def run(ray_local):
     return _run
 
 
-def cli(*args: str, timeout: float = 300, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a child process: this one's, with the repository importable, no Ray
+    cluster address (each run starts its own private Ray) and no fault left over."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", FAULT_ENV)}
+    return env | {"PYTHONPATH": str(REPO)} | extra
+
+
+def cli(*args: str, timeout: float = 300, check: bool = True, env: dict[str, str] | None = None,
+        **kwargs) -> subprocess.CompletedProcess:
     """Run ``python <args>`` from the repository root, as a user would."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("RAY_ADDRESS", None)
+    env = env or child_env()
     result = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
                             timeout=timeout, **kwargs)
     if check and result.returncode != 0:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
+import random
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -142,6 +143,24 @@ def test_split_jsonl_keeps_true_line_numbers(tmp_path: Path, run):
     assert bad["text"] == "{broken"
 
 
+GARBAGE_SEED = 20240611
+# The seeded 64 KiB of random bytes split into 249 lines: 2 are blank (not records), 246 hold invalid
+# UTF-8 and 1 is valid UTF-8 but not JSON. Pinned so that a reader that miscounts garbage fails here.
+GARBAGE_BAD_UTF8, GARBAGE_BAD_JSON = 246, 1
+
+# Every hand-written bad line of mixed.jsonl: its location, the reason and the exact signal it is dropped with.
+MIXED_BAD = {
+    "messy/mixed.jsonl:2": ("bad_json", "Unterminated string starting at at column 22"),
+    "messy/mixed.jsonl:3": ("bad_json", "a JSON list, not an object"),
+    "messy/mixed.jsonl:4": ("bad_utf8", "invalid UTF-8 at byte 26"),
+    "messy/mixed.jsonl:5": ("missing_text", "no 'text' field"),
+    "messy/mixed.jsonl:6": ("missing_text", "no 'text' field"),
+    "messy/mixed.jsonl:7": ("missing_text", "'text' is a int, not a string"),
+    "messy/mixed.jsonl:8": ("empty_text", "text is empty or whitespace"),
+    "messy/mixed.jsonl:9": ("bad_utf8", "text holds unpaired surrogates"),
+}
+
+
 def test_bad_records_are_counted_and_kept_for_audit(tmp_path: Path, run):
     folder = tmp_path / "messy"
     folder.mkdir()
@@ -159,25 +178,36 @@ def test_bad_records_are_counted_and_kept_for_audit(tmp_path: Path, run):
         b'{"id": "ok-2", "text": "also fine"}\n'
     )
     (folder / "empty.jsonl").write_bytes(b"")
-    (folder / "garbage.jsonl").write_bytes(os.urandom(64 * 1024))
+    garbage = random.Random(GARBAGE_SEED).randbytes(64 * 1024)
+    (folder / "garbage.jsonl").write_bytes(garbage)
     big = "大" * (17 * 1024 * 1024)  # ~51 MB of UTF-8
     (folder / "big.jsonl").write_text(json.dumps({"id": "huge", "text": big}, ensure_ascii=False) + "\n")
     manifest = run(STAGE, tmp_path / "data", make_config(input=[folder]))
     _balanced(manifest)
-    dropped = manifest.accounting.dropped
     docs = _read_docs(tmp_path / "data", manifest)
     assert [d["source_id"] for d in docs] == ["ok-1", "ok-2"]
-    assert dropped["bad_json"] >= 2 and dropped["bad_utf8"] >= 2
-    assert dropped["missing_text"] == 3
-    assert dropped["empty_text"] == 1
-    assert dropped["oversize"] == 1
-    garbage_lines = (folder / "garbage.jsonl").read_bytes().split(b"\n")
-    garbage_records = sum(1 for line in garbage_lines if line.strip())
-    assert manifest.accounting.docs_in == 10 + 1 + garbage_records
-    (huge,) = _read_excluded(tmp_path / "data", manifest, "oversize")
-    assert huge["source_id"] == "huge" and "max_doc_bytes" in huge["signal"]
-    missing = {r["location"] for r in _read_excluded(tmp_path / "data", manifest, "missing_text")}
-    assert missing == {"messy/mixed.jsonl:5", "messy/mixed.jsonl:6", "messy/mixed.jsonl:7"}
+
+    garbage_lines = {f"messy/garbage.jsonl:{n}" for n, line in enumerate(garbage.split(b"\n"), 1) if line.strip()}
+    assert len(garbage_lines) == GARBAGE_BAD_UTF8 + GARBAGE_BAD_JSON
+    assert manifest.accounting.to_dict() == {
+        "in": 10 + 1 + len(garbage_lines), "out": 2,
+        "dropped": {"bad_json": 2 + GARBAGE_BAD_JSON, "bad_utf8": 2 + GARBAGE_BAD_UTF8, "missing_text": 3,
+                    "empty_text": 1, "oversize": 1},
+    }
+    excluded = {reason: _read_excluded(tmp_path / "data", manifest, reason) for reason in manifest.accounting.dropped}
+    mixed = {r["location"]: (reason, r["signal"]) for reason, rows in excluded.items() for r in rows
+             if r["location"].startswith("messy/mixed.jsonl:")}
+    assert mixed == MIXED_BAD
+    from_garbage = Counter(reason for reason, rows in excluded.items() for r in rows
+                           if r["location"] in garbage_lines)
+    assert from_garbage == {"bad_utf8": GARBAGE_BAD_UTF8, "bad_json": GARBAGE_BAD_JSON}
+    (huge,) = excluded["oversize"]
+    assert huge["source_id"] == "huge" and huge["location"] == "messy/big.jsonl:1"
+    assert huge["signal"] == f"{len(big.encode())} bytes > ingest.max_doc_bytes=10485760"
+    by_location = {r["location"]: r for rows in excluded.values() for r in rows}
+    assert by_location["messy/mixed.jsonl:3"]["text"] == "[1, 2, 3]"
+    assert by_location["messy/mixed.jsonl:4"]["text"] == '{"id": "u1", "text": "bad \ufffd byte"}'
+    assert by_location["messy/mixed.jsonl:7"]["source_id"] == "m3"
 
 
 def test_parquet_without_text_column_drops_every_row(tmp_path: Path, run):

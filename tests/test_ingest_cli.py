@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
-import re
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from common.manifest import require_manifest
 from common.shards import ShardChecksumError, read_shard
-from tests.conftest import REPO, cli
+from tests.conftest import cli
+from tests.test_resume_stages import run_to_fault
 
 pytestmark = pytest.mark.slow
 
@@ -50,22 +46,15 @@ def _ingest(data_dir: Path, inputs: Path, *extra: str, check: bool = True) -> su
 def test_sigkill_then_resume_is_byte_identical(tmp_path: Path):
     inputs = _write_inputs(tmp_path / "raw")
     killed = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stages.ingest", "--input", str(inputs), "--data-dir", str(killed),
-         "--set", "ray.num_cpus=1"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list((killed / "ingest" / "_work").glob("unit-*.json"))) < 2:
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
-    proc.wait()
+    args = ["-m", "stages.ingest", "--input", str(inputs), "--data-dir", str(killed), "--set", "ray.num_cpus=1"]
+    run_to_fault(args, "ingest.unit.done:2", tmp_path / "killed.log")
     assert not (killed / "ingest" / "_manifest.json").exists()
+    # One Ray CPU runs one unit at a time and the kill follows the driver's 2nd result within milliseconds,
+    # while a unit (15,000 records) takes far longer: exactly 2 units are done.
+    assert len(list((killed / "ingest" / "_work").glob("unit-*.json"))) == 2
 
     resumed = _ingest(killed, inputs)
-    found = re.search(r"resuming ingest: (\d+) of 10 units already done", resumed.stderr)
-    assert found and 2 <= int(found.group(1)) < 10, "the kill must land while the stage is working"
+    assert "resuming ingest: 2 of 10 units already done" in resumed.stderr
     _ingest(tmp_path / "clean", inputs)
     assert _digest(killed / "ingest") == _digest(tmp_path / "clean" / "ingest")
     assert not list((killed / "ingest").rglob(".*.tmp-*"))
@@ -97,6 +86,43 @@ def test_tampered_output_is_refused_by_the_next_reader(tmp_path: Path):
     shard.write_bytes(bytes(blob))
     with pytest.raises(ShardChecksumError, match="does not match the manifest"):
         read_shard(data / "ingest", manifest.shards[0])
+    refused = cli("-m", "stages.clean", "--data-dir", str(data), "--set", "ray.num_cpus=1", check=False)
+    assert refused.returncode == 2, refused.stderr
+    assert f"{shard}: sha256" in refused.stderr and "does not match the manifest" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not (data / "clean" / "_manifest.json").exists()
+
+
+def test_a_different_input_is_refused_without_force(tmp_path: Path):
+    inputs = _write_inputs(tmp_path / "raw", files=2, rows=200)
+    other = _write_inputs(tmp_path / "other", files=3, rows=100)
+    data = tmp_path / "data"
+    _ingest(data, inputs)
+    before = _digest(data / "ingest")
+    refused = _ingest(data, other, check=False)
+    assert refused.returncode == 2
+    assert "different configuration or input" in refused.stderr and "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    (inputs / "part02.jsonl").write_bytes(b'{"id": "new", "text": "one more file in the same folder"}\n')
+    grown = _ingest(data, inputs, check=False)
+    assert grown.returncode == 2 and "different configuration or input" in grown.stderr
+    assert _digest(data / "ingest") == before, "a refused run leaves the output alone"
+    forced = _ingest(data, other, "--force")
+    assert forced.returncode == 0 and require_manifest(data / "ingest").accounting.docs_in == 300
+
+
+@pytest.mark.xfail(strict=True, reason="stages/ingest/plan.py:179 describes an input file by name, format and "
+                   "size only, so a file rewritten with different records of the same size is not a different input")
+def test_an_input_file_rewritten_at_the_same_size_is_refused(tmp_path: Path):
+    inputs = _write_inputs(tmp_path / "raw", files=1, rows=200)
+    data = tmp_path / "data"
+    _ingest(data, inputs)
+    path = inputs / "part00.jsonl"
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b'"id": "0-0"', b'"id": "9-9"', 1))
+    assert path.stat().st_size == len(original) and path.read_bytes() != original
+    rerun = _ingest(data, inputs, check=False)
+    assert rerun.returncode == 2 and "different configuration or input" in rerun.stderr
 
 
 def test_unreadable_file_is_a_clear_error_on_the_command_line(tmp_path: Path):

@@ -14,6 +14,7 @@ from common.files import file_sha256
 from common.manifest import Accounting, Manifest, read_manifest, write_manifest
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardChecksumError, ShardWriter, read_shard, write_shard
+from tests.conftest import child_env
 
 
 def _docs(n: int, start: int = 0) -> pa.Table:
@@ -65,7 +66,7 @@ with ShardWriter(root / "part-00000.arrow", DOC_SCHEMA, root) as writer:
     writer.commit()
 """
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parent.parent)
+                            cwd=Path(__file__).resolve().parent.parent, env=child_env())
     for _ in range(5):
         proc.stdout.readline()
     os.kill(proc.pid, signal.SIGKILL)

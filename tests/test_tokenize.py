@@ -38,7 +38,8 @@ from stages.tokenize.encoders import (
 from stages.tokenize.pack import pack_split, shuffled_order
 from stages.tokenize.sample import sample_texts
 from stages.tokenize.stage import EMPTY, prepare
-from tests.conftest import REPO, cli, make_config
+from tests.conftest import REPO, child_env, cli, make_config
+from tests.test_resume_stages import assert_same_output, resume_stage, run_to_fault, units_done
 
 MIX_SCHEMA = pa.schema([*DOC_SCHEMA, pa.field("dup_cluster_size", pa.int32()), pa.field("repeat", pa.int32())])
 VOCAB = 2000
@@ -118,7 +119,7 @@ def test_reader_needs_neither_pyarrow_nor_pydantic():
             "    sys.modules[name] = None\n"
             "import common.tokens\n"
             "assert not [m for m in sys.modules if m.startswith(('common.config', 'common.shards'))]\n")
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=child_env(), check=True)
 
 
 def _write_stream(folder: Path, docs: list[list[int]], seq_len: int = 4, vocab: int = 100) -> Path:
@@ -383,3 +384,38 @@ def test_packing_is_byte_identical_per_seed_and_a_new_seed_only_reorders(tokeniz
 
     assert documents(streams["a"]) == documents(streams["c"])
 
+
+
+TOKENIZE_SETTINGS = (f"tokenize.vocab_size={VOCAB}", "tokenize.sample_bytes=200000", "tokenize.seq_len=64")
+
+
+def _killed_tokenize(data: Path, fault: str) -> Path:
+    """The finished build_mix under ``data`` tokenized with the settings of ``tokenized``, killed at ``fault``."""
+    build_mix(data)
+    args = ["-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1"]
+    run_to_fault([*args, *(a for s in TOKENIZE_SETTINGS for a in ("--set", s))], fault, data / "killed.log")
+    stage = data / "tokenize"
+    assert not (stage / "_manifest.json").exists() and not (stage / "meta.json").exists()
+    return stage
+
+
+@pytest.mark.slow
+def test_killed_after_training_the_tokenizer_then_resumed_is_byte_identical(tokenized, tmp_path: Path, ray_local):
+    stage = _killed_tokenize(tmp_path, "tokenize.bpe:1")
+    assert not (stage / "tokenizer.json").exists(), "the kill lands before tokenizer.json is written"
+    assert units_done(stage) == 0 and not list(stage.glob("*.bin"))
+    log = resume_stage("tokenize", tmp_path, *TOKENIZE_SETTINGS)
+    assert f"training a {VOCAB}-token byte-level BPE" in log and "reusing" not in log
+    assert_same_output(stage, tokenized[0] / "tokenize")
+
+
+@pytest.mark.slow
+def test_killed_while_packing_then_resumed_is_byte_identical(tokenized, tmp_path: Path, ray_local):
+    stage = _killed_tokenize(tmp_path, "tokenize.pack:1")
+    units = len(require_manifest(tokenized[0] / "tokenize").shards)
+    # the kill lands after the training split is packed, before the validation split
+    assert units_done(stage) == units and (stage / "train.bin").exists() and (stage / "train.idx").exists()
+    assert not (stage / "validation.bin").exists() and not (stage / "validation.idx").exists()
+    log = resume_stage("tokenize", tmp_path, *TOKENIZE_SETTINGS)
+    assert f"resuming tokenize: {units} of {units} units already done" in log and "training a" not in log
+    assert_same_output(stage, tokenized[0] / "tokenize")

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from common.config import DedupConfig, KilnConfig
 from common.errors import KilnError
+from common.faults import fault_point
 from common.files import atomic_write_bytes
 from common.manifest import require_manifest
 from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, input_schema_with, run_tasks, shard_plan
@@ -166,18 +167,19 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     if reused:
         log.info("dedup: reusing %d of %d signature files", reused, len(files))
     calls = [(str(input_dir), info.to_dict(), str(f), dcfg) for info, f in zip(manifest.shards, files, strict=True)]
-    run_tasks(signature_task, calls, cfg, "dedup signatures", log)
+    run_tasks(signature_task, calls, cfg, "dedup signatures", log, "dedup.signature")
     edge_dir = work / EDGE_DIR
     edge_dir.mkdir(exist_ok=True)
     edge_files = [edge_dir / f"p-{p:04d}.npz" for p in range(dcfg.partitions)]
     calls = [([str(f) for f in files], p, dcfg, str(out)) for p, out in enumerate(edge_files)]
-    run_tasks(partition_task, calls, cfg, "dedup LSH partitions", log)
+    run_tasks(partition_task, calls, cfg, "dedup LSH partitions", log, "dedup.partition")
     near_edges = np.unique(_concat(edge_files, "edges").reshape(-1, 2).astype(np.int64), axis=0)  # a pair recurs per shared band
     result = decide(_concat(files, "doc_id"), _concat(files, "exact"), near_edges,
                     _concat(files, "category_rank"), _concat(files, "quality"), dcfg.components)
     counts = Counter(result["reason"].tolist())
     log.info("dedup: %d documents, %d verified near-duplicate edges, %d exact and %d near duplicates to remove",
              result["doc_id"].size, len(near_edges), counts.get(EXACT, 0), counts.get(NEAR, 0))
+    fault_point("dedup.decisions")
     _save_npz(decisions, **result)
 
 

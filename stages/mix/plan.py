@@ -27,12 +27,13 @@ def capped_allocation(budget: float, shares: dict[str, float], available: dict[s
     """
     allocation = {s: (start or {}).get(s, 0.0) for s in shares}
     room = {s: max(max_epochs * available.get(s, 0.0) - allocation[s], 0.0) for s in shares}
-    open_sources = {s for s, q in shares.items() if q > 0 and room[s] > 0}
+    # lists in the order of ``shares``, never sets: float sums must not depend on PYTHONHASHSEED
+    open_sources = [s for s, q in shares.items() if q > 0 and room[s] > 0]
     remaining = budget
     while remaining > 1e-9 and open_sources:
         weight = sum(shares[s] for s in open_sources)
         offers = {s: remaining * shares[s] / weight for s in open_sources}
-        capped = {s for s in open_sources if offers[s] >= room[s]}
+        capped = [s for s in open_sources if offers[s] >= room[s]]
         if not capped:
             for source, offer in offers.items():
                 allocation[source] += offer
@@ -41,7 +42,7 @@ def capped_allocation(budget: float, shares: dict[str, float], available: dict[s
             allocation[source] += room[source]
             remaining -= room[source]
             room[source] = 0.0
-        open_sources -= capped
+        open_sources = [s for s in open_sources if s not in capped]
     return allocation, max(remaining, 0.0)
 
 

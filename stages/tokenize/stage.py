@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from common.config import KilnConfig, TokenizeConfig
 from common.errors import KilnError
+from common.faults import fault_point
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.manifest import manifest_sha256, require_manifest
 from common.runner import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit
@@ -90,6 +91,7 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
         log.info("tokenize: training a %d-token byte-level BPE on %d documents (%.1f MB)",
                  tcfg.vocab_size, len(texts), size / 1e6)
         tokenizer = train_tokenizer(texts, tcfg.vocab_size)
+        fault_point("tokenize.bpe")
         check_fits_uint16(tokenizer, str(path))
         atomic_write_bytes(path, tokenizer.to_str().encode("utf-8"))
         log.info("tokenize: %d ids trained in %.1f s -> %s", largest_id(tokenizer) + 1,
@@ -175,6 +177,7 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
         start = time.perf_counter()
         shards = [r.shard for r in results if r.spec["split"] == split]
         outputs[split], tally = pack_split(stage_dir, split, shards, tcfg.seed)
+        fault_point("tokenize.pack")
         splits[split] = {"bin": f"{split}.bin", "idx": f"{split}.idx", **tally}
         log.info("tokenize: packed %s: %d documents, %d tokens in %.1f s", split, tally["documents"],
                  tally["tokens"], time.perf_counter() - start)

@@ -124,7 +124,8 @@ def test_clean_as_a_ray_job_on_two_compose_workers_gives_the_same_shards(
 
 def test_the_ascend_image_smoke_build_trains_a_few_cpu_steps(docker: str, base_image: str, chain: Path,
                                                               tmp_path: Path):
-    """Dockerfile.ascend built on the Python base instead of CANN: the same trainer, on CPU."""
+    """Dockerfile.ascend built on the Python base instead of CANN: the same trainer trains on CPU, and
+    kiln doctor passes there with the Ascend checks marked as not applying."""
     run("make", "image-ascend-smoke", f"DOCKER={docker}", f"BASE_IMAGE={base_image}", "IMAGE_PREFIX=kiln")
     image = next(line.split()[0] + ":" + line.split()[1] for line in run(
         docker, "images", "kiln/train-ascend-smoke", "--format", "{{.Repository}} {{.Tag}}").stdout.splitlines())
@@ -137,3 +138,6 @@ def test_the_ascend_image_smoke_build_trains_a_few_cpu_steps(docker: str, base_i
     assert "done: steps 0..2 of 2" in trained.stdout + trained.stderr
     assert (data / "train" / "checkpoints" / "latest" / "model.safetensors").exists()
     assert run(docker, "run", "--rm", "--entrypoint", "id", image, "-u").stdout.strip() == "1000"
+    doctor = run(docker, "run", "--rm", "--network", "none", "-v", f"{data}:/data", image,
+                 "python", "-m", "kiln", "doctor", "--data-dir", "/data", "--config", "configs/train-cpu.yaml")
+    assert "do not apply" in doctor.stdout and ", 0 fail," in doctor.stdout, doctor.stdout

@@ -1,0 +1,67 @@
+"""Deterministic fault injection: crash a run at a named point, the way a node failure would.
+
+``KILN_FAULT=<point>:<n>`` makes the n-th pass of this process through ``fault_point(<point>)``
+kill the run with SIGKILL: every process of its session (the driver and the Ray processes it
+started, some of which run in process groups of their own) when the process leads its session,
+its process group when it leads that, else the process alone. Nothing runs afterwards:
+no ``finally``, no ``atexit``, exactly as after an OOM kill. Tests use it to land a kill at a
+known place instead of racing a timer. The points a run passes are logged at debug level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+
+FAULT_ENV = "KILN_FAULT"
+_passes: Counter[str] = Counter()
+_log = logging.getLogger("kiln.faults")
+
+
+def parse_fault(spec: str) -> tuple[str, int]:
+    """``"<point>:<n>"`` -> (point, n); a clear ValueError for anything else."""
+    point, sep, count = spec.rpartition(":")
+    if not sep or not point or not count.isdigit() or int(count) < 1:
+        raise ValueError(f"{FAULT_ENV}={spec!r}: expected <point>:<n> with n >= 1, e.g. ingest.unit_done:2")
+    return point, int(count)
+
+
+def fault_point(name: str) -> None:
+    """Mark a point of the run; kill the run here if ``KILN_FAULT`` names this point and pass."""
+    _passes[name] += 1
+    _log.debug("fault point %s (pass %d)", name, _passes[name])
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    point, count = parse_fault(spec)
+    if point == name and _passes[name] == count:
+        _kill_the_run()
+
+
+def _session_members(session: int) -> list[int]:
+    """Every other process whose session id is ``session`` (from /proc/<pid>/stat)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        if int(fields[3]) == session and pid != os.getpid():
+            members.append(pid)
+    return members
+
+
+def _kill_the_run() -> None:
+    me = os.getpid()
+    if os.getsid(0) == me:
+        for pid in _session_members(me):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    if os.getpgid(0) == me:
+        os.killpg(me, signal.SIGKILL)
+    os.kill(me, signal.SIGKILL)

@@ -1,0 +1,78 @@
+"""Ray nodes started with `ray start ... --block` for a test, each in its own process group, so
+that stopping them stops exactly these nodes (`ray stop` would stop every Ray on the machine)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RAY = str(Path(sys.executable).parent / "ray")
+CURRENT_CLUSTER = Path("/tmp/ray/ray_current_cluster")
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RayNodes:
+    """A head and workers on 127.0.0.1; use as a context manager."""
+
+    def __init__(self, env: dict[str, str]):
+        self.env = env
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self._procs: list[subprocess.Popen] = []
+        self._previous = CURRENT_CLUSTER.read_text() if CURRENT_CLUSTER.exists() else None
+
+    def _start(self, *args: str) -> None:
+        self._procs.append(subprocess.Popen([RAY, "start", *args, "--block"], env=self.env,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True))
+
+    def start_head(self, num_cpus: int = 0, seconds: float = 90) -> None:
+        """Start the head and wait until it has registered itself as this machine's cluster."""
+        self._start("--head", f"--port={self.port}", f"--num-cpus={num_cpus}", "--include-dashboard=false")
+        deadline = time.monotonic() + seconds
+        while not (CURRENT_CLUSTER.exists() and str(self.port) in CURRENT_CLUSTER.read_text()):
+            if self._procs[0].poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the ray head on port {self.port} did not come up")
+            time.sleep(0.5)
+
+    def add_worker(self, num_cpus: int = 1, resources: str = "{}") -> None:
+        """Start one more worker node joining the head."""
+        self._start(f"--address={self.address}", f"--num-cpus={num_cpus}", f"--resources={resources}")
+
+    def wait_for_nodes(self, count: int, seconds: float = 300) -> None:
+        """Wait until ``count`` nodes (the head included) are alive."""
+        probe = f"import ray; ray.init(address='{self.address}'); print(sum(n['Alive'] for n in ray.nodes()))"
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            done = subprocess.run([sys.executable, "-c", probe], env=self.env, capture_output=True, text=True)
+            if done.returncode == 0 and done.stdout.strip().splitlines()[-1] == str(count):
+                return
+            time.sleep(1)
+        raise AssertionError(f"fewer than {count} Ray nodes came up at {self.address}: {done.stdout[-300:]} "
+                             f"{done.stderr[-1500:]}")
+
+    def __enter__(self) -> RayNodes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in reversed(self._procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if CURRENT_CLUSTER.exists() and str(self.port) in CURRENT_CLUSTER.read_text():
+            if self._previous is None:
+                CURRENT_CLUSTER.unlink()
+            else:
+                CURRENT_CLUSTER.write_text(self._previous)
