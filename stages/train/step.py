@@ -44,6 +44,19 @@ def global_norm(grads: tuple[Tensor, ...]) -> Tensor:
     return ops.sqrt(ops.addn([_sum_of_squares(g) for g in grads]))
 
 
+def _clip_and_apply_if_finite(optimizer: nn.Optimizer, grads: tuple[Tensor, ...], loss: Tensor, grad_norm: Tensor,
+                              max_norm: Tensor, counts_steps: bool, one: Tensor) -> Tensor:
+    """In the graph: apply the gradients clipped to ``max_norm`` when the loss and the norm are finite, else
+    skip the update (advancing the optimizer's step counter when it has one); returns whether it applied."""
+    applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
+    if applied:
+        scale = max_norm / ops.maximum(grad_norm, max_norm)
+        optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
+    elif counts_steps:
+        ops.assign_add(optimizer.global_step, one)
+    return applied
+
+
 def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
                     grad_reducer: nn.Cell | None = None, loss_mean: nn.Cell | None = None) -> StepFn:
     """A compiled step (inputs, labels) -> (loss, grad norm before clipping, applied).
@@ -69,12 +82,7 @@ def make_train_step(model: nn.Cell, optimizer: nn.Optimizer, clip_norm: float,
             grads = grad_reducer(grads)
             loss = loss_mean(loss)
         grad_norm = global_norm(grads)
-        applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
-        if applied:
-            scale = max_norm / ops.maximum(grad_norm, max_norm)
-            optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
-        elif counts_steps:
-            ops.assign_add(optimizer.global_step, one)
+        applied = _clip_and_apply_if_finite(optimizer, grads, loss, grad_norm, max_norm, counts_steps, one)
         return loss, grad_norm, applied
 
     return train_step
@@ -135,12 +143,7 @@ def make_parallel_train_step(net_with_loss: nn.Cell, optimizer: nn.Optimizer, cl
             loss = stage_sum(own)
             squares = stage_sum(squares)
         grad_norm = ops.sqrt(squares)
-        applied = ops.logical_and(ops.isfinite(loss), ops.isfinite(grad_norm))
-        if applied:
-            scale = max_norm / ops.maximum(grad_norm, max_norm)
-            optimizer(tuple([g * ops.cast(scale, g.dtype) for g in grads]))
-        elif counts_steps:
-            ops.assign_add(optimizer.global_step, one)
+        applied = _clip_and_apply_if_finite(optimizer, grads, loss, grad_norm, max_norm, counts_steps, one)
         return loss, grad_norm, applied
 
     return train_step
