@@ -165,7 +165,6 @@ class DedupConfig(Section):
     rows: int = Field(default=8, ge=1)
     threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     partitions: int = Field(default=16, ge=1)
-    components: Literal["union_find", "star_contraction"] = "union_find"
     category_priority: list[str] = Field(default_factory=lambda: [*CATEGORIES, UNKNOWN_CATEGORY])
     quality_signal: str = "lang_score"
     seed: int = 1

@@ -353,6 +353,10 @@ def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: l
     return None
 
 
+TaskRunner = Callable[..., list]
+"""``run_tasks``'s shape: (fn, calls, cfg, desc, log, point) -> the results, for steps that accept another runner."""
+
+
 def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger, point: str,
               on_result: Callable[[object], str | None] | None = None, resource: str | None = None) -> list:
     """Run ``fn(*args)`` for every args tuple in ``calls`` as Ray tasks (one CPU each), with a

@@ -326,8 +326,8 @@ def _dedup_settings(config: dict) -> str:
         curve = ", ".join(f"J={j:g}: <b>{candidate_probability(j, bands, rows):.3f}</b>" for j in S_CURVE_JACCARDS)
         text += f" Chance that a pair becomes a candidate, 1-(1-J<sup>{rows}</sup>)<sup>{bands}</sup>: {curve}."
     priority = " &gt; ".join(escape(c) for c in config.get("category_priority") or [])
-    text += (f" Components: <b>{escape(config.get('components', '?'))}</b> over {escape(config.get('partitions', '?'))} "
-             f"band-key partitions. Each cluster keeps one document: category priority {priority}, then the "
+    text += (f" Clusters: large-star/small-star rounds over <b>{escape(config.get('partitions', '?'))}</b> "
+             f"partitions. Each cluster keeps one document: category priority {priority}, then the "
              f"highest {escape(config.get('quality_signal', '?'))}, then the lowest doc_id.")
     return f"<p>{text}</p>"
 

@@ -13,12 +13,10 @@ import sys
 import numpy as np
 import pytest
 from datasketch import MinHash
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from common.text import dedup_tokens, jaccard, shingles
 from stages.dedup import minhash
-from stages.dedup.components import star_contraction_components, union_find_components
+from stages.dedup.components import canonical, is_star_forest, large_star, small_star, star_labels
 from stages.dedup.lsh import band_keys, candidate_probability, partition_of, star_edges
 from stages.dedup.minhash import (
     EMPTY,
@@ -30,6 +28,7 @@ from stages.dedup.minhash import (
     signatures,
 )
 from tests.conftest import child_env
+from tests.dedup_reference import component_labels
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BANDS, ROWS = 16, 8
@@ -418,15 +417,6 @@ def test_partition_of_is_stable_and_in_range():
     assert (partition_of(keys, 1) == 0).all()
 
 
-def _components_by_scipy(num_nodes: int, edges: np.ndarray) -> np.ndarray:
-    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    graph = coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(num_nodes, num_nodes))
-    _, component = connected_components(graph, directed=False)
-    smallest = np.full(component.max() + 1 if num_nodes else 0, num_nodes, dtype=np.int64)
-    np.minimum.at(smallest, component, np.arange(num_nodes))
-    return smallest[component]
-
-
 def test_star_edges_give_k_minus_1_edges_per_bucket_and_the_same_components_as_all_pairs():
     rng = np.random.default_rng(3)
     sizes = rng.choice([1, 1, 2, 3, 5, 20], size=300)
@@ -446,7 +436,7 @@ def test_star_edges_give_k_minus_1_edges_per_bucket_and_the_same_components_as_a
         expected |= star
         all_pairs += [(int(x), int(y)) for i, x in enumerate(bucket) for y in bucket[i + 1 :]]
     assert set(map(tuple, edges.tolist())) == expected and len(edges) == len(expected)
-    assert np.array_equal(union_find_components(5000, edges), _components_by_scipy(5000, np.array(all_pairs)))
+    assert np.array_equal(_star_contraction(5000, edges), component_labels(5000, np.array(all_pairs)))
     assert star_edges(np.zeros(0, np.int64), np.zeros(0, np.uint64)).shape == (0, 2)
 
 
@@ -482,15 +472,35 @@ def _graphs(rng: np.random.Generator) -> list[tuple[str, int, np.ndarray]]:
     ]
 
 
-def test_union_find_and_star_contraction_agree_with_a_reference():
+def _star_contraction(num_nodes: int, edges: np.ndarray, partitions: int = 1) -> np.ndarray:
+    """Labels from large-star/small-star rounds, each step run per node partition as the stage's tasks do."""
+    owners = [lambda ids, p=p: ids % partitions == p for p in range(partitions)]
+
+    def incident(edges: np.ndarray, owns) -> np.ndarray:  # what a partition's task reads: edges touching its nodes
+        return edges[owns(edges[:, 0]) | owns(edges[:, 1])]
+
+    edges = canonical(edges)
+    while not all(is_star_forest(incident(edges, owns), owns) for owns in owners):
+        large = np.concatenate([large_star(incident(edges, owns), owns) for owns in owners])
+        edges = canonical(np.concatenate([small_star(large[owns(large[:, 0])]) for owns in owners]))
+    labels = np.arange(num_nodes, dtype=np.int64)
+    for owns in owners:
+        nodes, label = star_labels(incident(edges, owns), owns)
+        labels[nodes] = label
+    return labels
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 8])
+def test_partitioned_star_contraction_agrees_with_a_reference(partitions: int):
     for name, n, edges in _graphs(np.random.default_rng(4)):
-        expected = _components_by_scipy(n, edges)
-        assert np.array_equal(union_find_components(n, edges), expected), name
-        assert np.array_equal(star_contraction_components(n, edges), expected), name
+        assert np.array_equal(_star_contraction(n, edges, partitions), component_labels(n, edges)), name
 
 
-def test_components_reject_out_of_range_edges():
-    with pytest.raises(ValueError):
-        union_find_components(3, np.array([[0, 3]]))
-    with pytest.raises(ValueError):
-        star_contraction_components(3, np.array([[-1, 2]]))
+def test_star_forest_check_and_labels():
+    star = canonical(np.array([[5, 2], [7, 2], [9, 4]]))
+    assert is_star_forest(star)
+    assert not is_star_forest(canonical(np.array([[5, 2], [7, 5]])))  # 5 has a smaller and a larger neighbour
+    assert not is_star_forest(canonical(np.array([[5, 2], [5, 3]])))  # 5 has two smaller neighbours
+    nodes, labels = star_labels(star)
+    assert dict(zip(nodes.tolist(), labels.tolist(), strict=True)) == {2: 2, 4: 4, 5: 2, 7: 2, 9: 4}
+    assert canonical(np.array([[3, 3], [1, 2], [2, 1]])).tolist() == [[2, 1]]

@@ -27,8 +27,8 @@ DROPPED = {"lang": {"fr": 4, "en": 1}, "too_short": {"zh": 6, "en": 3}, "dup_lin
            "mean_word_length": {"en": 2}}
 SCRIPT = "<script>alert('x')</script>"
 DEDUP_CONFIG = {
-    "num_perm": 128, "shingle_size": 5, "bands": 16, "rows": 8, "threshold": 0.7, "partitions": 4,
-    "components": "star_contraction", "category_priority": ["academic", "news", "dialogue", "unknown"],
+    "num_perm": 128, "shingle_size": 5, "bands": 16, "rows": 8, "threshold": 0.7, "partitions": 7,
+    "category_priority": ["academic", "news", "dialogue", "unknown"],
     "quality_signal": "lang_score", "seed": 1,
 }
 NEAR_DUP_TEXTS = [f"Near copy {SCRIPT}", "重" * 1000, "line one\n\nline   two", "fourth row, never shown"]
@@ -174,7 +174,7 @@ def test_dedup_settings_and_clusters(report: tuple[Path, str]) -> None:
     assert "<b>16 bands × 8 rows</b>" in section and "<b>0.7</b>" in section
     # 1-(1-0.8**8)**16 = 0.9473, 1-(1-0.5**8)**16 = 0.0607
     assert "J=0.8: <b>0.947</b>" in section and "J=0.5: <b>0.061</b>" in section
-    assert "<b>star_contraction</b>" in section and "academic &gt; news &gt; dialogue" in section
+    assert "over <b>7</b> partitions" in section and "academic &gt; news &gt; dialogue" in section
     assert "90 clusters" in section and "<b>86</b> singletons" in section and "<b>4</b> with duplicates" in section
     for chart in ("accounting", "cluster-sizes", "removed-by-category", "removed-by-lang"):
         assert f'<img src="dedup-{chart}.png"' in section

@@ -160,17 +160,24 @@ def test_mix_killed_before_its_manifest_resumes_byte_identical(demo: Path, tmp_p
 # --- dedup: the LSH partition step and the decision step ----------------------------------------------------
 
 
-def test_dedup_killed_in_the_partition_step_resumes_byte_identical(demo: Path, tmp_path: Path, ray_local):
+@pytest.mark.parametrize(("point", "step", "done"), [
+    ("dedup.partition.done:3", "lsh", "done-*.json"),
+    ("dedup.small_star.done:5", "graph/r-000", "small-*.json"),
+    ("dedup.keepers.done:2", "members", "kept-*.json"),
+])
+def test_dedup_killed_in_a_distributed_step_resumes_byte_identical(demo: Path, tmp_path: Path, ray_local,
+                                                                   point: str, step: str, done: str):
     shutil.copytree(demo / "clean", tmp_path / "clean")
     shards = len(require_manifest(demo / "clean").shards)
     partitions = require_manifest(demo / "dedup").config["partitions"]
-    run_to_fault(_stage("dedup", tmp_path), "dedup.partition.done:3", tmp_path / "killed.log")
+    run_to_fault(_stage("dedup", tmp_path), point, tmp_path / "killed.log")
     work = tmp_path / "dedup" / "_work"
-    assert len(list((work / "signatures").glob("part-*.npz"))) == shards
-    edges = len(list((work / "edges").glob("p-*.npz")))
-    # one partition task at a time (one Ray CPU): the 3rd result killed the run, the 4th task may have ended
-    assert edges in (3, 4) and edges < partitions, edges
-    assert not (work / "decisions.npz").exists() and units_done(tmp_path / "dedup") == 0
+    assert len(list((work / "signatures").glob("s-*.npz"))) == shards
+    finished = len(list((work / step).glob(done)))
+    # one task at a time (one Ray CPU): the n-th result killed the run, the next task may have ended
+    n = int(point.rsplit(":", 1)[1])
+    assert finished in (n, n + 1) and finished < partitions, finished
+    assert not (work / "decided.json").exists() and units_done(tmp_path / "dedup") == 0
     resumed = resume_stage("dedup", tmp_path)
     assert f"dedup: reusing {shards} of {shards} signature files" in resumed
     assert_same_output(tmp_path / "dedup", demo / "dedup")
@@ -182,13 +189,13 @@ def test_dedup_killed_before_saving_its_decisions_resumes_byte_identical(demo: P
     partitions = require_manifest(demo / "dedup").config["partitions"]
     run_to_fault(_stage("dedup", tmp_path), "dedup.decisions:1", tmp_path / "killed.log")
     work = tmp_path / "dedup" / "_work"
-    assert len(list((work / "signatures").glob("part-*.npz"))) == shards
-    assert len(list((work / "edges").glob("p-*.npz"))) == partitions
-    assert not (work / "decisions.npz").exists() and units_done(tmp_path / "dedup") == 0
+    assert len(list((work / "signatures").glob("s-*.npz"))) == shards
+    assert len(list((work / "members").glob("kept-*.json"))) == partitions
+    assert not (work / "decided.json").exists() and units_done(tmp_path / "dedup") == 0
     resumed = resume_stage("dedup", tmp_path)
     assert f"dedup: reusing {shards} of {shards} signature files" in resumed
     found = re.search(r"dedup: \d+ documents, \d+ verified near-duplicate edges", resumed)
-    assert found, "the resumed run decides again from the saved edges"
+    assert found, "the resumed run sums the saved decisions again"
     assert_same_output(tmp_path / "dedup", demo / "dedup")
 
 

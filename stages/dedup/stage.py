@@ -1,11 +1,17 @@
-"""The dedup stage: signatures per shard, LSH per partition, components, then a filtering map.
+"""The dedup stage: signatures per shard, LSH per partition, distributed components, then a filtering map.
 
-Global step (``prepare``), every part resumable on its own under ``_work/``:
-1. per input shard, on Ray: exact keys, MinHash signatures and LSH band keys (``signatures/``);
-2. per band-key partition, on Ray: bucket stars, verified by the signature Jaccard (``edges/``);
-3. on the driver: exact groups + verified edges -> clusters -> one kept document per cluster
-   (``decisions.npz``).
-The map units then copy each input shard, keeping one document per cluster.
+Global step (``prepare``), every task resumable on its own under ``_work/``, no step on one node:
+1. per input shard: exact keys, MinHash signatures and LSH band keys; each band key and exact key
+   is routed straight to its partition's folder (``lsh/``), each document's keep-rule columns to
+   its node partition (``nodes/``);
+2. per band-key partition: bucket stars verified by the signature Jaccard (the signature rows of
+   candidates only, memory-mapped) plus exact-key stars: the duplicate graph's edges;
+3. connected components in large-star/small-star rounds (stages/dedup/graph.py);
+4. per node partition: each clustered document's label, routed to its label's partition
+   (``members/``); per label partition: one kept document per cluster, each decision routed to
+   its shard (``decisions/``).
+The map units then copy each input shard, keeping one document per cluster. The driver holds one
+small result per task, never a per-document array.
 """
 
 from __future__ import annotations
@@ -20,28 +26,47 @@ import pyarrow as pa
 from common.config import DedupConfig, KilnConfig
 from common.errors import KilnError
 from common.faults import fault_point
-from common.files import atomic_write_bytes
+from common.files import atomic_write_json
 from common.manifest import require_manifest
-from common.runner import WORK_DIR, MapStage, UnitContext, WorkUnit, input_schema_with, run_tasks, shard_plan
+from common.runner import (
+    WORK_DIR,
+    MapStage,
+    TaskRunner,
+    UnitContext,
+    WorkUnit,
+    input_schema_with,
+    run_tasks,
+    shard_plan,
+)
 from common.shards import ShardInfo, iter_batches, read_shard
-from stages.dedup.components import star_contraction_components, union_find_components
+from stages.dedup.components import star_labels
+from stages.dedup.graph import (
+    EDGE_COLUMNS,
+    connected_components,
+    owned_by,
+    round_dir,
+    write_edges_to_both_ends,
+)
 from stages.dedup.lsh import band_keys, partition_of, star_edges
 from stages.dedup.minhash import exact_keys, shingle_hashes, signatures
+from stages.dedup.shuffle import (
+    node_partition,
+    once,
+    read_partition,
+    save_npy,
+    save_npz,
+    write_partitioned,
+)
 
-SIGNATURE_DIR = "signatures"
-EDGE_DIR = "edges"
-DECISIONS = "decisions.npz"
+SIGNATURE_DIR, LSH_DIR, NODE_DIR, GRAPH_DIR = "signatures", "lsh", "nodes", "graph"
+MEMBER_DIR, DECISION_DIR, DECIDED = "members", "decisions", "decided.json"
 KEEP, EXACT, NEAR = 0, 1, 2
 REASONS = {EXACT: "exact_dup", NEAR: "near_dup"}
-
-
-def _save_npz(path: Path, **arrays: np.ndarray) -> None:
-    """np.savez to a temporary name, then an atomic rename (a killed run leaves nothing half-written)."""
-    import io
-
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    atomic_write_bytes(path, buffer.getvalue())
+BAND_COLUMNS = {"doc_id": "int64", "key": "uint64", "shard": "int32", "row": "int32"}
+EXACT_COLUMNS = {"doc_id": "int64", "key": "S16"}
+NODE_COLUMNS = {"doc_id": "int64", "category_rank": "int16", "quality": "float64", "exact": "S16", "shard": "int32"}
+MEMBER_COLUMNS = {"label": "int64", **NODE_COLUMNS}
+DECISION_COLUMNS = {"doc_id": "int64", "kept_id": "int64", "reason": "int8", "cluster_size": "int32"}
 
 
 def _quality(table: pa.Table, column: str) -> np.ndarray:
@@ -50,152 +75,209 @@ def _quality(table: pa.Table, column: str) -> np.ndarray:
     return np.nan_to_num(table.column(column).to_numpy(zero_copy_only=False).astype(np.float64), nan=-np.inf)
 
 
-def signature_task(input_dir: str, shard: dict, out: str, cfg: DedupConfig) -> int:
-    """Exact keys, signatures and band keys of one input shard, saved to ``out``; returns its rows."""
-    path = Path(out)
-    if path.exists():
-        return int(np.load(path)["doc_id"].size)
-    table = read_shard(Path(input_dir), ShardInfo(**shard))
+def signature_path(work: Path, shard: int) -> Path:
+    """A shard's signature matrix (.npy, memory-mapped by the LSH tasks)."""
+    return work / SIGNATURE_DIR / f"s-{shard:05d}.sig.npy"
+
+
+def ids_path(work: Path, shard: int) -> Path:
+    """A shard's doc ids, written last: the marker that its signature task finished."""
+    return work / SIGNATURE_DIR / f"s-{shard:05d}.npz"
+
+
+def exact_partition(keys: np.ndarray, partitions: int) -> np.ndarray:
+    """Partition of each 16-byte exact key, from its first 8 bytes."""
+    return partition_of(np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype=np.uint64)[0::2], partitions)
+
+
+def write_signature_outputs(work: Path, shard: int, doc_id: np.ndarray, exact: np.ndarray, sigs: np.ndarray,
+                            has_shingles: np.ndarray, category_rank: np.ndarray, quality: np.ndarray,
+                            cfg: DedupConfig) -> None:
+    """Route one shard's band keys, exact keys and keep-rule columns to their partitions, then mark it done."""
+    name, rows = f"s-{shard:05d}", np.arange(doc_id.size, dtype=np.int32)
+    save_npy(signature_path(work, shard), sigs)
+    bands = band_keys(sigs[has_shingles], cfg.bands, cfg.rows)
+    band_rows = np.repeat(rows[has_shingles], cfg.bands)
+    write_partitioned(work / LSH_DIR / "bands", name, partition_of(bands.ravel(), cfg.partitions), cfg.partitions,
+                      doc_id=doc_id[band_rows], key=bands.ravel(), shard=np.full(band_rows.size, shard, np.int32),
+                      row=band_rows)
+    write_partitioned(work / LSH_DIR / "exact", name, exact_partition(exact, cfg.partitions), cfg.partitions,
+                      doc_id=doc_id, key=exact)
+    write_partitioned(work / NODE_DIR, name, node_partition(doc_id, cfg.partitions), cfg.partitions,
+                      doc_id=doc_id, category_rank=category_rank, quality=quality, exact=exact,
+                      shard=np.full(doc_id.size, shard, np.int32))
+    save_npz(ids_path(work, shard), doc_id=doc_id)
+
+
+def signature_task(input_dir: str, shard_info: dict, shard: int, work: str, cfg: DedupConfig) -> int:
+    """Exact keys, signatures and band keys of one input shard, routed to their partitions; returns its rows."""
+    marker = ids_path(Path(work), shard)
+    if marker.exists():
+        return int(np.load(marker)["doc_id"].size)
+    table = read_shard(Path(input_dir), ShardInfo(**shard_info))
     texts = table.column("text").to_pylist()
     hashes, offsets = shingle_hashes(texts, cfg.shingle_size)
-    sigs = signatures(hashes, offsets, cfg.num_perm, cfg.seed)
     rank = {name: i for i, name in enumerate(cfg.category_priority)}
-    categories = table.column("category").to_pylist()
-    _save_npz(
-        path,
-        doc_id=table.column("doc_id").to_numpy(),
-        exact=np.array(exact_keys(texts), dtype="S16"),
-        sig=sigs,
-        bands=band_keys(sigs, cfg.bands, cfg.rows),
-        has_shingles=np.diff(offsets) > 0,
-        category_rank=np.array([rank.get(c, len(rank)) for c in categories], dtype=np.int16),
-        quality=_quality(table, cfg.quality_signal),
-    )
+    write_signature_outputs(
+        Path(work), shard, table.column("doc_id").to_numpy(), np.array(exact_keys(texts), dtype="S16"),
+        signatures(hashes, offsets, cfg.num_perm, cfg.seed), np.diff(offsets) > 0,
+        np.array([rank.get(c, len(rank)) for c in table.column("category").to_pylist()], dtype=np.int16),
+        _quality(table, cfg.quality_signal), cfg)
     return table.num_rows
 
 
-def _concat(files: list[Path], name: str) -> np.ndarray:
-    return np.concatenate([np.load(f)[name] for f in files])
-
-
-def _gather_signatures(files: list[str], where: np.ndarray) -> np.ndarray:
-    """Signature rows at (file number, row) pairs, loading one shard's signatures at a time."""
-    out: np.ndarray | None = None
-    for number in np.unique(where[:, 0]):
-        rows = where[:, 0] == number
-        sigs = np.load(files[number])["sig"]
-        if out is None:
-            out = np.empty((len(where), sigs.shape[1]), dtype=sigs.dtype)
-        out[rows] = sigs[where[rows, 1]]
-    return out if out is not None else np.zeros((0, 0), np.uint64)
-
-
-def partition_task(signature_files: list[str], partition: int, cfg: DedupConfig, out: str) -> int:
-    """Star edges of one band-key partition, kept when the signature Jaccard reaches the threshold."""
-    path = Path(out)
-    if path.exists():
-        return int(np.load(path)["edges"].shape[0])
-    doc_ids, keys, places = [], [], []
-    for number, file in enumerate(signature_files):
-        data = np.load(file)
-        bands = data["bands"]
-        hit = (partition_of(bands, cfg.partitions) == partition) & data["has_shingles"][:, None]
-        rows, _ = np.nonzero(hit)
-        doc_ids.append(data["doc_id"][rows])
-        keys.append(bands[hit])
-        places.append(np.stack([np.full(rows.size, number), rows], axis=1))
-    flat_ids = np.concatenate(doc_ids)
-    edges = star_edges(flat_ids, np.concatenate(keys)).reshape(-1, 2)
+def _candidate_similarity(work: Path, edges: np.ndarray, doc_id: np.ndarray, shard: np.ndarray,
+                          row: np.ndarray) -> np.ndarray:
+    """Signature Jaccard estimate of each candidate edge, reading only its two signature rows."""
     similarity = np.zeros(len(edges))
-    if len(edges):
-        order = np.argsort(flat_ids, kind="stable")
-        place = np.concatenate(places)
-        ends = place[order[np.searchsorted(flat_ids[order], edges.ravel())]]
-        both = _gather_signatures(signature_files, ends)  # each shard's signatures are loaded once
-        similarity = (both[0::2] == both[1::2]).mean(axis=1)
-    keep = similarity >= cfg.threshold
-    _save_npz(path, edges=edges[keep], similarity=similarity[keep])
-    return int(keep.sum())
+    if not len(edges):
+        return similarity
+    order = np.argsort(doc_id, kind="stable")
+    at = order[np.searchsorted(doc_id[order], edges.ravel())]
+    ends_shard, ends_row = shard[at], row[at]
+    both = None
+    for number in np.unique(ends_shard):
+        here = ends_shard == number
+        sigs = np.load(signature_path(work, int(number)), mmap_mode="r")
+        if both is None:
+            both = np.empty((edges.size, sigs.shape[1]), dtype=sigs.dtype)
+        both[here] = sigs[ends_row[here]]
+    return (both[0::2] == both[1::2]).mean(axis=1)
 
 
-def _components(num_nodes: int, edges: np.ndarray, method: str) -> np.ndarray:
-    if method == "star_contraction":
-        return star_contraction_components(num_nodes, edges)
-    return union_find_components(num_nodes, edges)
+def lsh_partition_task(work: str, partition: int, cfg: DedupConfig) -> dict:
+    """The duplicate graph's edges from one partition: verified band-bucket stars and exact-key stars."""
+    root = Path(work)
+
+    def run() -> dict:
+        bands = read_partition(root / LSH_DIR / "bands", partition, BAND_COLUMNS)
+        candidates = star_edges(bands["doc_id"], bands["key"]).reshape(-1, 2)
+        similarity = _candidate_similarity(root, candidates, bands["doc_id"], bands["shard"], bands["row"])
+        near = candidates[similarity >= cfg.threshold]
+        exact = read_partition(root / LSH_DIR / "exact", partition, EXACT_COLUMNS)
+        _, group = np.unique(exact["key"], return_inverse=True)
+        same = star_edges(exact["doc_id"], group.astype(np.uint64)).reshape(-1, 2)
+        edges = np.concatenate([near, same])[:, ::-1]  # star_edges gives (centre, leaf): centre is the smaller id
+        write_edges_to_both_ends(round_dir(root / GRAPH_DIR, 0) / "in", f"from-lsh-{partition:05d}", edges,
+                                 cfg.partitions)
+        return {"candidates": len(candidates), "near_edges": len(near), "exact_edges": len(same)}
+
+    return once(root / LSH_DIR / f"done-{partition:05d}.json", run)
 
 
-def decide(doc_ids: np.ndarray, exact: np.ndarray, near_edges: np.ndarray, category_rank: np.ndarray,
-           quality: np.ndarray, method: str) -> dict[str, np.ndarray]:
-    """One kept document per cluster (exact groups joined by near-duplicate edges).
+def members_task(work: str, final_round: int, partition: int, partitions: int) -> dict:
+    """Each clustered document of one node partition with its component label, routed to the label's partition."""
+    root = Path(work)
 
-    The keeper has the lowest category rank, then the highest quality, then the lowest doc id.
-    Returns per document (sorted by doc id): kept_id, reason (KEEP/EXACT/NEAR), cluster_size.
-    """
-    order = np.argsort(doc_ids)
-    doc_ids, exact, category_rank, quality = doc_ids[order], exact[order], category_rank[order], quality[order]
-    n = doc_ids.size
-    _, exact_group = np.unique(exact, return_inverse=True)
-    leader = np.full(exact_group.max() + 1 if n else 0, n, dtype=np.int64)
-    np.minimum.at(leader, exact_group, np.arange(n))
-    exact_edges = np.stack([leader[exact_group], np.arange(n)], axis=1)
-    exact_edges = exact_edges[exact_edges[:, 0] != exact_edges[:, 1]]
-    near = np.searchsorted(doc_ids, near_edges) if near_edges.size else np.zeros((0, 2), np.int64)
-    labels = _components(n, np.concatenate([exact_edges, near.reshape(-1, 2)]), method)
-    best = np.lexsort((np.arange(n), -quality, category_rank, labels))
-    first = np.concatenate(([True], labels[best][1:] != labels[best][:-1]))
-    keeper_of_label = np.empty(n, dtype=np.int64)
-    keeper_of_label[labels[best][first]] = best[first]
-    keeper = keeper_of_label[labels]
-    sizes = np.bincount(labels, minlength=n)[labels]
-    reason = np.where(keeper == np.arange(n), KEEP, np.where(exact == exact[keeper], EXACT, NEAR))
-    return {"doc_id": doc_ids, "kept_id": doc_ids[keeper], "reason": reason.astype(np.int8),
-            "cluster_size": sizes.astype(np.int32)}
+    def run() -> dict:
+        edges = read_partition(round_dir(root / GRAPH_DIR, final_round) / "in", partition, EDGE_COLUMNS)
+        nodes, labels = star_labels(np.stack([edges["high"], edges["low"]], axis=1), owned_by(partition, partitions))
+        docs = read_partition(root / NODE_DIR, partition, NODE_COLUMNS)
+        order = np.argsort(docs["doc_id"], kind="stable")
+        at = order[np.searchsorted(docs["doc_id"][order], nodes)] if nodes.size else np.zeros(0, np.int64)
+        if nodes.size and not np.array_equal(docs["doc_id"][at], nodes):
+            raise KilnError(f"dedup: the duplicate graph under {root / GRAPH_DIR} names documents the signature "
+                            "step never saw; rerun dedup with --force")
+        write_partitioned(root / MEMBER_DIR, f"from-{partition:05d}", node_partition(labels, partitions), partitions,
+                          label=labels, **{name: docs[name][at] for name in NODE_COLUMNS})
+        return {"clustered": int(nodes.size)}
+
+    return once(root / MEMBER_DIR / f"done-{partition:05d}.json", run)
+
+
+def keep_decision(members: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One kept document per cluster (label): the lowest category rank, then the highest quality, then the
+    lowest doc id. Returns, per member, its kept_id, reason (KEEP/EXACT/NEAR) and cluster_size."""
+    label, doc_id, exact = members["label"], members["doc_id"], members["exact"]
+    best = np.lexsort((doc_id, -members["quality"], members["category_rank"], label))
+    starts = np.flatnonzero(np.r_[True, label[best][1:] != label[best][:-1]]) if label.size else np.zeros(0, int)
+    group = np.empty(label.size, dtype=np.int64)
+    group[best] = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, label.size]))
+    keeper = best[starts][group]
+    reason = np.where(keeper == np.arange(label.size), KEEP, np.where(exact == exact[keeper], EXACT, NEAR))
+    return {"doc_id": doc_id, "kept_id": doc_id[keeper], "reason": reason.astype(np.int8),
+            "cluster_size": np.diff(np.r_[starts, label.size]).astype(np.int32)[group]}
+
+
+def keepers_task(work: str, partition: int) -> dict:
+    """Keep decisions for the clusters whose labels fall in one partition, routed to each member's shard."""
+    root = Path(work)
+
+    def run() -> dict:
+        members = read_partition(root / MEMBER_DIR, partition, MEMBER_COLUMNS)
+        decided = keep_decision(members)
+        shards = members["shard"]
+        write_partitioned(root / DECISION_DIR, f"from-{partition:05d}", shards, int(shards.max()) + 1 if shards.size
+                          else 0, **decided)
+        counts = Counter(decided["reason"].tolist())
+        return {"exact_dup": counts.get(EXACT, 0), "near_dup": counts.get(NEAR, 0)}
+
+    return once(root / MEMBER_DIR / f"kept-{partition:05d}.json", run)
+
+
+def decide_clusters(work: Path, shards: int, cfg: KilnConfig, log: logging.Logger,
+                    run: TaskRunner = run_tasks) -> dict:
+    """From the signature step's routed files under ``work``: edges, components and keep decisions.
+
+    Returns the counts the driver logs; every per-document result stays in files under ``work``.
+    ``run`` runs each step's tasks (Ray by default; bench/dedup_global.py runs them one by one)."""
+    dcfg = cfg.dedup
+    calls = [(str(work), p, dcfg) for p in range(dcfg.partitions)]
+    found = run(lsh_partition_task, calls, cfg, "dedup LSH partitions", log, "dedup.partition")
+    final_round = connected_components(work / GRAPH_DIR, cfg, log, run)
+    calls = [(str(work), final_round, q, dcfg.partitions) for q in range(dcfg.partitions)]
+    members = run(members_task, calls, cfg, "dedup cluster members", log, "dedup.members")
+    calls = [(str(work), q) for q in range(dcfg.partitions)]
+    removed = run(keepers_task, calls, cfg, "dedup keep decisions", log, "dedup.keepers")
+    return {"shards": shards, "clustered": sum(r["clustered"] for r in members), "rounds": final_round,
+            **{key: sum(r[key] for r in found) for key in ("candidates", "near_edges", "exact_edges")},
+            **{name: sum(r[name] for r in removed) for name in REASONS.values()}}
 
 
 def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
-    """Signatures, LSH partitions and cluster decisions, each step resumed from what is on disk."""
-    dcfg = cfg.dedup
+    """Signatures, LSH partitions, components and keep decisions, each task resumed from what is on disk."""
     work = stage_dir / WORK_DIR
-    decisions = work / DECISIONS
-    if decisions.exists():
+    if (work / DECIDED).exists():
         return
     manifest = require_manifest(input_dir)
-    sig_dir = work / SIGNATURE_DIR
-    sig_dir.mkdir(parents=True, exist_ok=True)
-    files = [sig_dir / f"part-{i:05d}.npz" for i in range(len(manifest.shards))]
-    reused = sum(f.exists() for f in files)
+    reused = sum(ids_path(work, i).exists() for i in range(len(manifest.shards)))
     if reused:
-        log.info("dedup: reusing %d of %d signature files", reused, len(files))
-    calls = [(str(input_dir), info.to_dict(), str(f), dcfg) for info, f in zip(manifest.shards, files, strict=True)]
-    run_tasks(signature_task, calls, cfg, "dedup signatures", log, "dedup.signature")
-    edge_dir = work / EDGE_DIR
-    edge_dir.mkdir(exist_ok=True)
-    edge_files = [edge_dir / f"p-{p:04d}.npz" for p in range(dcfg.partitions)]
-    calls = [([str(f) for f in files], p, dcfg, str(out)) for p, out in enumerate(edge_files)]
-    run_tasks(partition_task, calls, cfg, "dedup LSH partitions", log, "dedup.partition")
-    near_edges = np.unique(_concat(edge_files, "edges").reshape(-1, 2).astype(np.int64), axis=0)  # a pair recurs per shared band
-    result = decide(_concat(files, "doc_id"), _concat(files, "exact"), near_edges,
-                    _concat(files, "category_rank"), _concat(files, "quality"), dcfg.components)
-    counts = Counter(result["reason"].tolist())
-    log.info("dedup: %d documents, %d verified near-duplicate edges, %d exact and %d near duplicates to remove",
-             result["doc_id"].size, len(near_edges), counts.get(EXACT, 0), counts.get(NEAR, 0))
+        log.info("dedup: reusing %d of %d signature files", reused, len(manifest.shards))
+    calls = [(str(input_dir), info.to_dict(), i, str(work), cfg.dedup) for i, info in enumerate(manifest.shards)]
+    docs = sum(run_tasks(signature_task, calls, cfg, "dedup signatures", log, "dedup.signature"))
+    summary = {"documents": docs, **decide_clusters(work, len(manifest.shards), cfg, log)}
+    log.info("dedup: %(documents)d documents, %(near_edges)d verified near-duplicate edges, %(clustered)d in "
+             "duplicate clusters: %(exact_dup)d exact and %(near_dup)d near duplicates to remove", summary)
     fault_point("dedup.decisions")
-    _save_npz(decisions, **result)
+    atomic_write_json(work / DECIDED, summary)
+
+
+def shard_decisions(work: Path, shard: int) -> dict[str, np.ndarray]:
+    """The keep decisions of one shard's clustered documents, sorted by doc id (unlisted documents are kept)."""
+    decided = read_partition(work / DECISION_DIR, shard, DECISION_COLUMNS)
+    order = np.argsort(decided["doc_id"], kind="stable")
+    return {name: column[order] for name, column in decided.items()}
 
 
 def process(unit: WorkUnit, ctx: UnitContext) -> None:
     """Copy one input shard, keeping one document per duplicate cluster."""
-    decisions = np.load(ctx.stage_dir / WORK_DIR / DECISIONS)
-    all_ids, kept_ids = decisions["doc_id"], decisions["kept_id"]
-    reasons, sizes = decisions["reason"], decisions["cluster_size"]
+    work = ctx.stage_dir / WORK_DIR
+    seen = np.sort(np.load(ids_path(work, unit.index))["doc_id"])
+    decided = shard_decisions(work, unit.index)
+    listed_ids, kept_ids = decided["doc_id"], decided["kept_id"]
     for batch in iter_batches(ctx.input_dir, ShardInfo(**unit.spec["shard"])):
         ctx.count_in(batch.num_rows)
         ids = batch.column("doc_id").to_numpy()
-        at = np.searchsorted(all_ids, ids)
-        if np.any(all_ids[np.minimum(at, all_ids.size - 1)] != ids):
-            raise KilnError(f"dedup: {unit.spec['shard']['path']} holds documents missing from the decisions; "
+        if not np.isin(ids, seen).all():
+            raise KilnError(f"dedup: {unit.spec['shard']['path']} holds documents its signature step never saw; "
                             "rerun dedup with --force")
-        reason, size = reasons[at], sizes[at]
+        reason, size, kept = np.full(ids.size, KEEP, np.int8), np.ones(ids.size, np.int32), ids.copy()
+        if listed_ids.size:
+            at = np.minimum(np.searchsorted(listed_ids, ids), listed_ids.size - 1)
+            listed = np.flatnonzero(listed_ids[at] == ids)
+            reason[listed] = decided["reason"][at[listed]]
+            size[listed] = decided["cluster_size"][at[listed]]
+            kept[listed] = kept_ids[at[listed]]
         table = pa.Table.from_batches([batch]).append_column("dup_cluster_size", pa.array(size, pa.int32()))
         ctx.keep(table.filter(pa.array(reason == KEEP)))
         for code, name in REASONS.items():
@@ -203,7 +285,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             if rows.size:
                 part = table.take(pa.array(rows))
                 ctx.drop(name, part, signal=[f"kept doc_id={k} (cluster of {s})" for k, s in
-                                             zip(kept_ids[at[rows]], size[rows], strict=True)])
+                                             zip(kept[rows], size[rows], strict=True)])
                 langs = part.column("lang").to_pylist()
                 cats = part.column("category").to_pylist()
                 ctx.add_stats({f"removed_{name}_by_lang": dict(Counter(langs)),
