@@ -41,7 +41,7 @@ LABEL_ARGS  := --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
 BUILD       := DOCKER_BUILDKIT=1 $(DOCKER) build $(BUILD_FLAGS) $(LABEL_ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help data test lint status venv lock clean-data
+.PHONY: help data test lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train train-lock
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
@@ -71,6 +71,9 @@ test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the t
 
 lint: $(STAMP) ## ruff over the code
 	$(VENV)/bin/ruff check .
+
+autoscale-demo: $(STAMP) ## redo DATA_DIR's clean stage on a one-machine autoscaling Ray cluster (0 -> N -> 0 clean workers)
+	$(PY) -m kiln autoscale-demo --data-dir $(DATA_DIR) $(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 status: $(STAMP) ## show what each stage under DATA_DIR has done
 	$(VENV)/bin/kiln status $(DATA_DIR)

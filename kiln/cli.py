@@ -118,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, help="folder for index.html and its PNG charts (default: DATA_DIR/report)")
     report.set_defaults(func=_cmd_report)
 
+    autoscale = sub.add_parser("autoscale-demo", help="the clean stage on a one-machine autoscaling Ray cluster: "
+                                                      "0 -> N -> 0 clean workers, printed over time")
+    _add_autoscale_arguments(autoscale)
+    autoscale.set_defaults(func=_cmd_autoscale)
+
     doctor = sub.add_parser("doctor", help="check this machine for training: Python, numpy, MindSpore, CANN, npu-smi, "
                                            "devices, msrun, memory, disk, token files (exit 1 on a failure)")
     _add_doctor_arguments(doctor)
@@ -145,6 +150,18 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 
 def _needs_data_env(module: str) -> int:
     raise KilnError(f"`kiln run` needs {module}, which this environment lacks: use the data environment (.venv/bin/kiln)")
+
+
+def _add_autoscale_arguments(parser: argparse.ArgumentParser) -> None:
+    from kiln.autoscale import add_arguments
+
+    add_arguments(parser)
+
+
+def _cmd_autoscale(args: argparse.Namespace) -> int:
+    from kiln.autoscale import run
+
+    return run(args)
 
 
 def _add_doctor_arguments(parser: argparse.ArgumentParser) -> None:

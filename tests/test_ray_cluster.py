@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import child_env, cli
-from tests.ray_nodes import RayNodes
+from kiln.ray_nodes import RayNodes
 
 DEMO_DOCS = "1500"
 

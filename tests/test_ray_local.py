@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import child_env, cli
-from tests.ray_nodes import CURRENT_CLUSTER, RayNodes
+from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 
 
 @pytest.mark.slow

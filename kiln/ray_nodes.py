@@ -1,5 +1,6 @@
-"""Ray nodes started with `ray start ... --block` for a test, each in its own process group, so
-that stopping them stops exactly these nodes (`ray stop` would stop every Ray on the machine)."""
+"""Ray nodes on this machine, started with `ray start ... --block`, each in a session of its own, so
+that stopping them stops exactly these nodes and what they started (`ray stop` would stop every
+Ray on the machine, and `ray stop --force` kills them without a word)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def session_members(session: int) -> list[int]:
+    """Pids of the live processes of one session (from /proc)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session:  # after "pid (comm)": state ppid pgrp session ...
+                pids.append(int(stat.parent.name))
+    return pids
+
+
 class RayNodes:
     """A head and workers on 127.0.0.1; use as a context manager."""
 
@@ -33,18 +45,21 @@ class RayNodes:
         self._procs: list[subprocess.Popen] = []
         self._previous = CURRENT_CLUSTER.read_text() if CURRENT_CLUSTER.exists() else None
 
-    def _start(self, *args: str) -> None:
-        self._procs.append(subprocess.Popen([RAY, "start", *args, "--block"], env=self.env,
+    def _start(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self._procs.append(subprocess.Popen([RAY, "start", *args, "--block"], env={**self.env, **(env or {})},
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                             start_new_session=True))
 
-    def start_head(self, num_cpus: int = 0, seconds: float = 90) -> None:
-        """Start the head and wait until it has registered itself as this machine's cluster."""
-        self._start("--head", f"--port={self.port}", f"--num-cpus={num_cpus}", "--include-dashboard=false")
+    def start_head(self, num_cpus: int = 0, seconds: float = 90, *extra: str,
+                   env: dict[str, str] | None = None) -> None:
+        """Start the head (``extra`` flags and ``env`` for it alone) and wait until it has registered itself
+        as this machine's cluster."""
+        self._start("--head", f"--port={self.port}", f"--num-cpus={num_cpus}", "--include-dashboard=false", *extra,
+                    env=env)
         deadline = time.monotonic() + seconds
         while not (CURRENT_CLUSTER.exists() and str(self.port) in CURRENT_CLUSTER.read_text()):
             if self._procs[0].poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the ray head on port {self.port} did not come up")
+                raise RuntimeError(f"the Ray head on port {self.port} did not come up")
             time.sleep(0.5)
 
     def add_worker(self, num_cpus: int = 1, resources: str = "{}") -> None:
@@ -60,16 +75,22 @@ class RayNodes:
             if done.returncode == 0 and done.stdout.strip().splitlines()[-1] == str(count):
                 return
             time.sleep(1)
-        raise AssertionError(f"fewer than {count} Ray nodes came up at {self.address}: {done.stdout[-300:]} "
-                             f"{done.stderr[-1500:]}")
+        raise RuntimeError(f"fewer than {count} Ray nodes came up at {self.address}: {done.stdout[-300:]} "
+                           f"{done.stderr[-1500:]}")
 
     def __enter__(self) -> RayNodes:
         return self
 
     def __exit__(self, *exc: object) -> None:
         for proc in reversed(self._procs):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            for _ in range(10):  # the node and every process it started, until none is left
+                members = session_members(proc.pid)
+                if not members:
+                    break
+                for pid in members:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.2)
             proc.wait()
         if CURRENT_CLUSTER.exists() and str(self.port) in CURRENT_CLUSTER.read_text():
             if self._previous is None:

@@ -1,0 +1,49 @@
+"""The clean stage on an autoscaling cluster (Ray's fake multi-node provider on this machine): the clean
+worker group starts at 0, grows past 1 while clean's tasks wait, returns to 0, and the output equals local
+mode's byte for byte."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kiln.autoscale import autoscaler_config
+from tests.conftest import cli
+from tests.test_pipeline_demo import shared_demo_run
+from tests.test_resume_stages import assert_same_output
+
+
+def test_the_autoscaler_config_declares_the_resource_on_the_clean_group_only():
+    config = autoscaler_config(6390, "clean", 4, 30)
+    types = config["available_node_types"]
+    assert types["ray.head.default"]["resources"] == {"CPU": 0}
+    assert types["clean_worker"] | {"node_config": {}} == {"resources": {"CPU": 1, "clean": 1}, "node_config": {},
+                                                          "min_workers": 0, "max_workers": 4}
+    assert config["idle_timeout_minutes"] == 0.5 and config["provider"]["gcs_address"] == "127.0.0.1:6390"
+
+
+def test_autoscale_demo_refuses_a_run_without_ingest(tmp_path: Path):
+    result = cli("-m", "kiln", "autoscale-demo", "--data-dir", str(tmp_path), check=False)
+    assert result.returncode == 2 and "run the ingest stage first" in result.stderr
+
+
+@pytest.mark.slow
+def test_clean_scales_0_to_n_to_0_on_an_autoscaling_cluster_and_matches_local_mode(tmp_path_factory, tmp_path: Path):
+    demo = shared_demo_run(tmp_path_factory)[0]
+    run = tmp_path / "run"  # both runs use the same root: manifests record their input paths
+    for name in ("demo", "ingest"):
+        shutil.copytree(demo / name, run / name)
+    cli("-m", "stages.clean", "--data-dir", str(run), "--set", "ray.num_cpus=2")
+    local = (run / "clean").rename(tmp_path / "local-clean")
+
+    result = cli("-m", "kiln", "autoscale-demo", "--data-dir", str(run), "--max-workers", "3", timeout=600)
+    samples = json.loads((run / "_autoscale" / "timeline.json").read_text())["samples"]
+    assert samples[0]["workers"] == 0, "the clean group starts empty"
+    assert max(s["workers"] for s in samples if s["clean_running"]) > 1, result.stdout
+    assert max(s["workers"] for s in samples) <= 3
+    assert samples[-1]["workers"] == 0 and not samples[-1]["clean_running"], "idle workers are removed"
+    assert "peak" in result.stdout and "clean workers 0  (clean done)" in result.stdout
+    assert_same_output(run / "clean", local)
