@@ -210,6 +210,7 @@ class TokenizeConfig(Section):
     seq_len: int = Field(default=2048, ge=1)
     seed: int = 1234
     batch_docs: int = Field(default=1024, ge=1)
+    stream_max_documents: int = Field(default=10_000_000, ge=1)
     encoder: Literal["auto", "hf", "tiktoken"] = "auto"
 
 

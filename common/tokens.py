@@ -66,7 +66,10 @@ class TokenDataset:
     """Random access to the windows of one packed split, memory-mapped (nothing is read up front).
 
     ``idx_path`` defaults to the ``.bin`` with the suffix ``.idx``, ``meta_path`` to ``meta.json``
-    beside it, and ``seq_len`` to the one recorded in the metadata.
+    beside it, and ``seq_len`` to the one recorded in the metadata. A split packed as several
+    streams (meta.json lists ``streams``; the tokenize stage writes them when a split exceeds
+    ``tokenize.stream_max_documents``) is opened by its plain name, ``<split>.bin``, and read as the
+    concatenation of its streams in the listed order: windows run across the seams.
     """
 
     def __init__(self, bin_path: str | Path, idx_path: str | Path | None = None,
@@ -76,54 +79,75 @@ class TokenDataset:
         self.meta_path = Path(meta_path) if meta_path is not None else self.bin_path.parent / META_NAME
         self.meta = read_meta(self.meta_path)
         self.split = self._split_entry()
-        _require_file(self.bin_path, "token stream")
-        _require_file(self.idx_path, "document index")
         self.vocab_size: int = self.meta["vocab_size"]
         self.eos_id: int = self.meta["eos_id"]
         self.pad_id: int | None = self.meta.get("pad_id")
         chosen = self.meta.get("seq_len") if seq_len is None else seq_len
         self.seq_len = _positive_int(chosen, "seq_len", self.meta_path if seq_len is None else self.bin_path)
-        self.n_tokens = self._check_bin()
-        self.n_docs = self._check_idx()
-        self.tokens = self._map(self.bin_path, np.uint16, self.n_tokens)
+        streams = self.split.get("streams")
+        if streams is None:
+            parts = [(self.bin_path, self.idx_path, self.split.get("tokens"), self.split.get("documents"))]
+        else:
+            folder = self.bin_path.parent
+            parts = [(folder / str(s.get("bin")), folder / str(s.get("idx")), s.get("tokens"), s.get("documents"))
+                     for s in streams]
+        self._streams = [self._open(*part) for part in parts]
+        self._starts = np.cumsum([0] + [len(tokens) for tokens, _ in self._streams])
+        self.n_tokens = int(self._starts[-1])
+        self.n_docs = sum(len(offsets) - 1 for _, offsets in self._streams)
+        self.tokens = self._streams[0][0] if len(self._streams) == 1 else None
+        """The one stream's tokens (memory-mapped), or None for a split of several streams (use :meth:`read`)."""
         self._boundaries: np.ndarray | None = None
 
     def _split_entry(self) -> dict:
-        for entry in self.meta["splits"].values():
-            if entry.get("bin") == self.bin_path.name:
+        for name, entry in self.meta["splits"].items():
+            if entry.get("bin") == self.bin_path.name or ("streams" in entry and self.bin_path.name == f"{name}.bin"):
                 return entry
-        known = sorted(str(e.get("bin")) for e in self.meta["splits"].values())
+        known = sorted(str(e.get("bin", f"{n}.bin")) for n, e in self.meta["splits"].items())
         raise TokenFileError(f"{self.meta_path}: describes no split stored in {self.bin_path.name!r} (it lists {known})")
 
-    def _check_bin(self) -> int:
-        size = self.bin_path.stat().st_size
-        expected = self.split.get("tokens")
-        if size % 2 or size // 2 != expected:
+    def _open(self, bin_path: Path, idx_path: Path, tokens: object, docs: object) -> tuple[np.ndarray, np.ndarray]:
+        """One stream's tokens and offsets, memory-mapped, after checking their sizes against meta.json."""
+        _require_file(bin_path, "token stream")
+        _require_file(idx_path, "document index")
+        size = bin_path.stat().st_size
+        if size % 2 or not isinstance(tokens, int) or size // 2 != tokens:
             raise TokenFileError(
-                f"{self.bin_path}: {size} bytes, but {self.meta_path.name} records {expected} {TOKEN_DTYPE} "
-                f"tokens ({expected * 2 if isinstance(expected, int) else '?'} bytes); the file is truncated, "
+                f"{bin_path}: {size} bytes, but {self.meta_path.name} records {tokens} {TOKEN_DTYPE} "
+                f"tokens ({tokens * 2 if isinstance(tokens, int) else '?'} bytes); the file is truncated, "
                 "or from another run"
             )
-        return expected
-
-    def _check_idx(self) -> int:
-        size = self.idx_path.stat().st_size
-        docs = self.split.get("documents")
+        size = idx_path.stat().st_size
         if size % 8 or not isinstance(docs, int) or size // 8 != docs + 1:
             raise TokenFileError(
-                f"{self.idx_path}: {size} bytes, but {self.meta_path.name} records {docs} documents "
+                f"{idx_path}: {size} bytes, but {self.meta_path.name} records {docs} documents "
                 f"(expected {(docs + 1) * 8 if isinstance(docs, int) else '?'} bytes of int64 offsets)"
             )
-        offsets = self._map(self.idx_path, np.int64, docs + 1)
-        if int(offsets[0]) != 0 or int(offsets[-1]) != self.n_tokens:
-            raise TokenFileError(f"{self.idx_path}: offsets must run from 0 to {self.n_tokens} tokens")
-        return docs
+        offsets = self._map(idx_path, np.int64, docs + 1)
+        if int(offsets[0]) != 0 or int(offsets[-1]) != tokens:
+            raise TokenFileError(f"{idx_path}: offsets must run from 0 to {tokens} tokens")
+        return self._map(bin_path, np.uint16, tokens), offsets
 
     @staticmethod
     def _map(path: Path, dtype: type, count: int) -> np.ndarray:
         if count == 0:
             return np.zeros(0, dtype=dtype)
         return np.memmap(path, dtype=dtype, mode="r", shape=(count,))
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        """Tokens ``[start, stop)`` of the split's stream, as uint16 (across the seams between streams)."""
+        if self.tokens is not None:
+            return np.array(self.tokens[start:stop])
+        first = int(np.searchsorted(self._starts, start, side="right")) - 1
+        pieces = []
+        while start < stop:
+            tokens, _ = self._streams[first]
+            begin = start - int(self._starts[first])
+            piece = tokens[begin:begin + stop - start]
+            pieces.append(piece)
+            start += len(piece)
+            first += 1
+        return np.concatenate(pieces) if pieces else np.zeros(0, np.uint16)
 
     def __len__(self) -> int:
         """Windows of seq_len + 1 tokens with stride seq_len (the last token of one is the first of the next)."""
@@ -134,7 +158,7 @@ class TokenDataset:
         if not 0 <= i < len(self):
             raise IndexError(f"window {i} out of range: {self.bin_path} holds {len(self)} windows of {self.seq_len} + 1")
         start = i * self.seq_len
-        return np.array(self.tokens[start:start + self.seq_len + 1])
+        return self.read(start, start + self.seq_len + 1)
 
     def batch(self, indices: Sequence[int] | np.ndarray, dtype: type = np.int32) -> tuple[np.ndarray, np.ndarray]:
         """(inputs, labels) of the given windows, each of shape (len(indices), seq_len) in ``dtype``
@@ -147,14 +171,15 @@ class TokenDataset:
         windows = np.empty((index.size, self.seq_len + 1), dtype=np.uint16)
         for row, i in enumerate(index.tolist()):
             start = i * self.seq_len
-            windows[row] = self.tokens[start:start + self.seq_len + 1]
+            windows[row] = self.read(start, start + self.seq_len + 1)
         return windows[:, :-1].astype(dtype), windows[:, 1:].astype(dtype)
 
     def doc_boundaries(self) -> np.ndarray:
         """Start offsets of the documents in the stream plus the total (int64, documents + 1 entries)."""
         if self._boundaries is None:
-            offsets = self._map(self.idx_path, np.int64, self.n_docs + 1)
-            if offsets.size > 1 and np.any(offsets[1:] <= offsets[:-1]):
+            pieces = [offsets[:-1] + int(start) for (_, offsets), start in zip(self._streams, self._starts, strict=False)]
+            boundaries = np.concatenate([*pieces, [self.n_tokens]]).astype(np.int64)
+            if boundaries.size > 1 and np.any(boundaries[1:] <= boundaries[:-1]):
                 raise TokenFileError(f"{self.idx_path}: offsets are not strictly increasing")
-            self._boundaries = offsets
+            self._boundaries = boundaries
         return self._boundaries

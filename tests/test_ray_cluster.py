@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import child_env, cli
 from kiln.ray_nodes import RayNodes
+from tests.conftest import child_env, cli
 
 DEMO_DOCS = "1500"
 

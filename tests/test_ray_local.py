@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import child_env, cli
 from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
+from tests.conftest import child_env, cli
 
 
 @pytest.mark.slow

@@ -282,7 +282,7 @@ def test_shuffled_order_expands_repeats_and_depends_on_the_seed():
 
 def test_an_empty_split_packs_to_an_empty_stream(tmp_path: Path):
     (tmp_path / WORK_DIR).mkdir()
-    infos, tally = pack_split(tmp_path, "validation", [], seed=1)
+    infos, tally = pack_split(tmp_path, "validation", [], seed=1, max_documents=10)
     assert (tmp_path / "validation.bin").stat().st_size == 0
     assert np.fromfile(tmp_path / "validation.idx", np.int64).tolist() == [0]
     assert [i.rows for i in infos] == [0, 0] and tally["documents"] == tally["tokens"] == 0
@@ -371,7 +371,7 @@ def test_packing_is_byte_identical_per_seed_and_a_new_seed_only_reorders(tokeniz
         (folder / WORK_DIR).mkdir(parents=True)
         for info in shards:
             shutil.copy(stage / info.path, folder / info.path)
-        infos, _ = pack_split(folder, "train", shards, seed)
+        infos, _ = pack_split(folder, "train", shards, seed, max_documents=10**9)
         streams[name] = ((folder / "train.bin").read_bytes(), np.fromfile(folder / "train.idx", np.int64))
         assert infos[0].sha256 == file_sha256(folder / "train.bin")
         assert not list((folder / WORK_DIR).iterdir())
@@ -384,6 +384,60 @@ def test_packing_is_byte_identical_per_seed_and_a_new_seed_only_reorders(tokeniz
 
     assert documents(streams["a"]) == documents(streams["c"])
 
+
+
+
+@pytest.mark.slow
+def test_a_split_over_the_stream_limit_is_packed_as_streams_read_as_one(tokenized, tmp_path: Path):
+    data, _ = tokenized
+    stage = data / "tokenize"
+    shards = _units(stage, "train")
+    assert len(shards) >= 2, "the fixture needs several unit shards"
+    limit = max(info.rows for info in shards)  # each stream holds whole unit shards, at most this many documents
+    (tmp_path / WORK_DIR).mkdir()
+    for info in shards:
+        shutil.copy(stage / info.path, tmp_path / info.path)
+    infos, tally = pack_split(tmp_path, "train", shards, 1234, max_documents=limit)
+    streams = tally["streams"]
+    assert len(streams) > 1 and [i.path for i in infos] == [n for s in streams for n in (s["bin"], s["idx"])]
+    assert streams[0]["bin"] == "train-00000.bin" and not (tmp_path / "train.bin").exists()
+    assert sum(s["tokens"] for s in streams) == tally["tokens"] and sum(s["documents"] for s in streams) == \
+        tally["documents"]
+    meta = json.loads((stage / "meta.json").read_text())
+    meta["splits"] = {"train": tally}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    dataset = TokenDataset(tmp_path / "train.bin", seq_len=64)
+    joined = np.concatenate([np.fromfile(tmp_path / s["bin"], np.uint16) for s in streams])
+    assert dataset.n_tokens == joined.size and dataset.tokens is None
+    for i in (0, len(dataset) // 2, len(dataset) - 1, streams[0]["tokens"] // 64):  # the last one spans a seam
+        assert dataset.window(i).tolist() == joined[i * 64:i * 64 + 65].tolist()
+    inputs, labels = dataset.batch([streams[0]["tokens"] // 64, 0])
+    assert inputs[0].tolist() == joined[streams[0]["tokens"] // 64 * 64:][:64].tolist()
+    bounds = dataset.doc_boundaries()
+    documents = Counter(joined[a:b].tobytes() for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    single = TokenDataset(stage / "train.bin", seq_len=64)
+    expected = single.doc_boundaries()
+    assert documents == Counter(single.tokens[a:b].tobytes() for a, b in zip(expected[:-1], expected[1:], strict=True))
+
+
+
+@pytest.mark.slow
+def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_accept_them(tmp_path: Path):
+    build_mix(tmp_path)
+    cli("-m", "stages.tokenize", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1",
+        *(a for s in (*TOKENIZE_SETTINGS, "tokenize.stream_max_documents=60") for a in ("--set", s)))
+    stage = tmp_path / "tokenize"
+    manifest = require_manifest(stage)
+    assert [i.path for i in manifest.outputs["train"]] == ["train-00000.bin", "train-00000.idx",
+                                                           "train-00001.bin", "train-00001.idx"]
+    assert [i.path for i in manifest.outputs["validation"]] == ["validation.bin", "validation.idx"]
+    meta = json.loads((stage / "meta.json").read_text())
+    assert [s["bin"] for s in meta["splits"]["train"]["streams"]] == ["train-00000.bin", "train-00001.bin"]
+    dataset = TokenDataset(stage / "train.bin")
+    assert dataset.n_tokens == meta["splits"]["train"]["tokens"] and len(dataset) > 0
+    doctor = cli("-m", "kiln", "doctor", "--data-dir", str(tmp_path), check=False)
+    assert "train.bin" in doctor.stdout and "FAIL" not in next(line for line in doctor.stdout.splitlines()
+                                                               if "train.bin" in line), doctor.stdout
 
 
 TOKENIZE_SETTINGS = (f"tokenize.vocab_size={VOCAB}", "tokenize.sample_bytes=200000", "tokenize.seq_len=64")

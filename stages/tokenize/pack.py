@@ -1,8 +1,14 @@
-"""Packing one split: a seeded document order with repeats expanded, one flat uint16 stream and its index.
+"""Packing one split: a seeded document order with repeats expanded, flat uint16 streams and their indexes.
 
-The units' token lists are first copied into one flat scratch file (a hidden temporary under
-``_work/``, removed afterwards), which is memory-mapped and read in the shuffled order chunk by
-chunk: memory holds the per-document index and one chunk, never the tokens twice.
+A split is packed as one stream (``<split>.bin`` / ``.idx``), or, when its unit shards hold more
+than ``max_documents`` documents, as several (``<split>-NNNNN.bin`` / ``.idx``), each from a run of
+consecutive unit shards with at most that many documents: the packer's memory (about 100 bytes per
+document copy) is then bounded by ``max_documents``, not by the corpus. The token reader
+(common/tokens.py) reads the streams of a split one after the other as one.
+
+For each stream the units' token lists are first copied into one flat scratch file (a hidden
+temporary under ``_work/``, removed afterwards), which is memory-mapped and read in the shuffled
+order chunk by chunk: memory holds the per-document index and one chunk, never the tokens twice.
 """
 
 from __future__ import annotations
@@ -114,11 +120,44 @@ def _gather(tokens: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.n
     return tokens[np.repeat(shift, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)]
 
 
-def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int) -> tuple[list[ShardInfo], dict]:
-    """Write ``<split>.bin`` and ``<split>.idx`` from the split's unit shards; return them and the split's tally."""
+def stream_groups(shards: list[ShardInfo], max_documents: int) -> list[list[ShardInfo]]:
+    """Consecutive runs of unit shards, each holding at most ``max_documents`` documents (a bigger shard alone)."""
+    groups: list[list[ShardInfo]] = []
+    rows = 0
+    for info in shards:
+        if not groups or rows + info.rows > max_documents:
+            groups.append([])
+            rows = 0
+        groups[-1].append(info)
+        rows += info.rows
+    return groups or [[]]
+
+
+def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int,
+               max_documents: int) -> tuple[list[ShardInfo], dict]:
+    """Write the split's stream(s) from its unit shards; return the files (.bin, .idx per stream) and the tally.
+
+    The tally holds the split's totals and, when it has several streams, ``streams``: each one's files,
+    tokens and documents, in reading order."""
     tally = SplitTally()
+    groups = stream_groups(shards, max_documents)
+    infos: list[ShardInfo] = []
+    streams = []
+    for number, group in enumerate(groups):
+        stem = split if len(groups) == 1 else f"{split}-{number:05d}"
+        bin_info, idx_info = pack_stream(stage_dir, stem, group, seed, tally)
+        infos += [bin_info, idx_info]
+        streams.append({"bin": bin_info.path, "idx": idx_info.path, "tokens": bin_info.rows,
+                        "documents": idx_info.rows})
+    result = tally.to_dict()
+    return infos, result if len(groups) == 1 else {"streams": streams, **result}
+
+
+def pack_stream(stage_dir: Path, stem: str, shards: list[ShardInfo], seed: int,
+                tally: SplitTally) -> tuple[ShardInfo, ShardInfo]:
+    """Write ``<stem>.bin`` and ``<stem>.idx`` from ``shards``, adding their documents to ``tally``."""
     doc_ids, repeats, lengths = [], [], []
-    scratch = stage_dir / WORK_DIR / f".{split}-tokens.tmp-{os.getpid()}"
+    scratch = stage_dir / WORK_DIR / f".{stem}-tokens.tmp-{os.getpid()}"
     try:
         with open(scratch, "wb") as sink:
             for info in shards:
@@ -138,7 +177,7 @@ def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int) 
         offsets = np.zeros(order.size + 1, np.int64)
         np.cumsum(doc_lengths[order], out=offsets[1:])
         flat = np.memmap(scratch, dtype=np.uint16, mode="r") if doc_lengths.sum() else np.zeros(0, np.uint16)
-        bin_path, idx_path = stage_dir / f"{split}.bin", stage_dir / f"{split}.idx"
+        bin_path, idx_path = stage_dir / f"{stem}.bin", stage_dir / f"{stem}.idx"
         with atomic_stream(bin_path) as out:
             begin = 0
             while begin < order.size:
@@ -152,8 +191,5 @@ def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int) 
             idx_sha = out.digest.hexdigest()
     finally:
         scratch.unlink(missing_ok=True)
-    infos = [
-        ShardInfo(path=bin_path.name, rows=int(offsets[-1]), bytes=bin_path.stat().st_size, sha256=bin_sha),
-        ShardInfo(path=idx_path.name, rows=int(order.size), bytes=idx_path.stat().st_size, sha256=idx_sha),
-    ]
-    return infos, tally.to_dict()
+    return (ShardInfo(path=bin_path.name, rows=int(offsets[-1]), bytes=bin_path.stat().st_size, sha256=bin_sha),
+            ShardInfo(path=idx_path.name, rows=int(order.size), bytes=idx_path.stat().st_size, sha256=idx_sha))

@@ -166,7 +166,8 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
 
 
 def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: logging.Logger) -> dict[str, list[ShardInfo]]:
-    """Pack each split into one shuffled uint16 stream with its index, then write meta.json."""
+    """Pack each split into shuffled uint16 streams with their indexes (one unless the split holds more than
+    tokenize.stream_max_documents documents), then write meta.json."""
     tcfg = cfg.tokenize
     tokenizer_path = stage_dir / TOKENIZER_NAME
     tokenizer = load_tokenizer(tokenizer_path)
@@ -176,9 +177,10 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
     for split in SPLITS:
         start = time.perf_counter()
         shards = [r.shard for r in results if r.spec["split"] == split]
-        outputs[split], tally = pack_split(stage_dir, split, shards, tcfg.seed)
+        outputs[split], tally = pack_split(stage_dir, split, shards, tcfg.seed, tcfg.stream_max_documents)
         fault_point("tokenize.pack")
-        splits[split] = {"bin": f"{split}.bin", "idx": f"{split}.idx", **tally}
+        files = {} if "streams" in tally else {"bin": f"{split}.bin", "idx": f"{split}.idx"}
+        splits[split] = {**files, **tally}
         log.info("tokenize: packed %s: %d documents, %d tokens in %.1f s", split, tally["documents"],
                  tally["tokens"], time.perf_counter() - start)
     encoder = json.loads((stage_dir / WORK_DIR / ENCODER_NAME).read_text())["encoder"]
