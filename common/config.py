@@ -66,6 +66,7 @@ class IngestConfig(Section):
     batch_rows: int = Field(default=4096, ge=1)
     max_doc_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
     skip_bad_files: bool = False
+    input_fingerprint: Literal["sampled", "sha256"] = "sampled"
 
     @field_validator("source_categories")
     @classmethod

@@ -111,8 +111,6 @@ def test_a_different_input_is_refused_without_force(tmp_path: Path):
     assert forced.returncode == 0 and require_manifest(data / "ingest").accounting.docs_in == 300
 
 
-@pytest.mark.xfail(strict=True, reason="stages/ingest/plan.py:179 describes an input file by name, format and "
-                   "size only, so a file rewritten with different records of the same size is not a different input")
 def test_an_input_file_rewritten_at_the_same_size_is_refused(tmp_path: Path):
     inputs = _write_inputs(tmp_path / "raw", files=1, rows=200)
     data = tmp_path / "data"
@@ -123,6 +121,30 @@ def test_an_input_file_rewritten_at_the_same_size_is_refused(tmp_path: Path):
     assert path.stat().st_size == len(original) and path.read_bytes() != original
     rerun = _ingest(data, inputs, check=False)
     assert rerun.returncode == 2 and "different configuration or input" in rerun.stderr
+
+
+def test_sha256_fingerprint_sees_an_edit_between_the_sampled_blocks(tmp_path: Path):
+    inputs = tmp_path / "raw"
+    inputs.mkdir()
+    records = [json.dumps({"id": str(i), "text": f"document {i} " + "word " * 60}) for i in range(8000)]
+    path = inputs / "big.jsonl"
+    path.write_text("\n".join(records) + "\n")
+    original = path.read_bytes()
+    size, block = len(original), 64 << 10
+    assert size > 2 << 20  # sampled: 16 blocks of 64 KiB, so most bytes are never read
+    third, fourth = (size - block) * 2 // 15, (size - block) * 3 // 15
+    between = original.index(b"word", (third + block + fourth) // 2)  # in the gap between two sampled blocks
+    edited = original[:between] + b"Word" + original[between + 4:]
+    for mode in ("sampled", "sha256"):
+        data = tmp_path / mode
+        _ingest(data, inputs, "--set", f"ingest.input_fingerprint={mode}")
+        path.write_bytes(edited)
+        rerun = _ingest(data, inputs, "--set", f"ingest.input_fingerprint={mode}", check=False)
+        path.write_bytes(original)
+        if mode == "sampled":
+            assert rerun.returncode == 0 and "already done" in rerun.stderr, "the documented blind spot"
+        else:
+            assert rerun.returncode == 2 and "different configuration or input" in rerun.stderr
 
 
 def test_unreadable_file_is_a_clear_error_on_the_command_line(tmp_path: Path):

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from common.config import IngestConfig, KilnConfig
 from common.errors import KilnError, UnreadableFileError
+from common.files import file_sha256, sampled_sha256
 from common.runner import Plan, WorkUnit
 
 log = logging.getLogger("kiln.ingest")
@@ -168,6 +169,14 @@ def plan_units(files: list[InputFile], cfg: IngestConfig) -> list[dict]:
     return specs
 
 
+def describe_input(path: Path, name: str, file_format: str, fingerprint: str) -> dict:
+    """What the plan (and so the run's fingerprint) records of one input file: name, format, size and
+    a content hash (sampled blocks, or the whole file's sha256). Never the modification time: a copied
+    corpus is the same input."""
+    digest = file_sha256(path) if fingerprint == "sha256" else sampled_sha256(path)
+    return {"name": name, "format": file_format, "bytes": path.stat().st_size, fingerprint: digest}
+
+
 def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
     """The ingest plan: one unit per byte range / row-group range / compressed file / txt batch."""
     files, ignored = resolve_inputs(cfg.ingest.input)
@@ -176,5 +185,5 @@ def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
         log.warning("ignoring %d file(s) of unknown format in the input folders: %s", len(ignored), shown)
     specs = plan_units(files, cfg.ingest)
     units = [WorkUnit(index=i, spec=spec) for i, spec in enumerate(specs)]
-    described = [{"name": f.name, "format": f.format, "bytes": f.path.stat().st_size} for f in files]
+    described = [describe_input(f.path, f.name, f.format, cfg.ingest.input_fingerprint) for f in files]
     return Plan(units=units, input={"files": described, "ignored": ignored})
