@@ -1,6 +1,7 @@
-"""Dedup per core: Kiln's MinHash kernel against datasketch, the whole dedup stage, and its global step at 1M documents.
+"""Dedup per core: Kiln's MinHash kernel against datasketch, the whole dedup stage, and its global step at 1M and 5M documents.
 
-Run from anywhere with Kiln's environment:  .venv/bin/python bench/dedup.py [--docs N] [--synthetic-docs N] [--out DIR] [--core N]
+Run from anywhere with Kiln's environment:
+  .venv/bin/python bench/dedup.py [--docs N] [--synthetic-docs N,N] [--partitions P] [--out DIR] [--core N]
 
 1. Builds a data folder with the demo corpus's clean output (``python -m kiln run --demo``) and times,
    each in its own process pinned to one core, Kiln's ``shingle_hashes`` + ``signatures`` and
@@ -9,9 +10,11 @@ Run from anywhere with Kiln's environment:  .venv/bin/python bench/dedup.py [--d
 2. Times ``python -m stages.dedup --set ray.num_cpus=1 --force`` on that folder under taskset, a
    command that only starts Ray the same way, and the stage's steps in one process without Ray.
    Every timing of parts 1 and 2 is repeated (``--runs``) and the fastest run is reported.
-3. Synthesizes signature files for 1M documents and measures each ``partition_task`` and the
-   driver's ``decide`` (time, peak RSS, bytes read), each in its own pinned process.
-4. Derives the plan for 1 billion documents. Prints a table and writes the figures as JSON.
+3. For each synthetic corpus size: writes its signature outputs with the real
+   ``write_signature_outputs`` (``dedup_synth.py``), runs ``decide_clusters`` task by task in one
+   pinned process (time, peak memory, bytes and files read per task), then on Ray with one CPU
+   (the driver's own peak), and deletes the corpus.
+4. Derives the plan for 1 billion documents. Prints the tables and the goals and writes the figures as JSON.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -29,23 +34,24 @@ import pyarrow as pa
 from dedup_synth import EXACT_RATE, NEAR_RATE
 from measure import driver_args, driver_parser, log, run_command, run_driver, throughput
 
-from common.config import KilnConfig, load_config
+from common.config import load_config
 from common.manifest import require_manifest
 from common.text import dedup_tokens, jaccard, shingles
 
 DEFAULT_DOCS = 10000
-DEFAULT_SYNTHETIC_DOCS = 1_000_000
+DEFAULT_SYNTHETIC_DOCS = "1000000,5000000"
 DEFAULT_SHARD_DOCS = 40_000
-WARMUP_DOCS = 64
 NUM_PERM = 128
 GOAL_RATIO = 10
 GOAL_DOCS_PER_S = 5000
 DATA_JUICER_GB_PER_CORE_HOUR = 1.4
-FIT_FACTOR = 4
-FIT_TASKS = 4
 TARGET_DOCS = 1_000_000_000
 TASK_MEMORY_GB = 8
 JACCARD_TOLERANCE = 1.5
+READ_GOAL_FACTOR = 2
+FLAT_BYTES_PER_DOC = 8
+CLUSTER_NODES = 64
+CORES_PER_NODE = 32
 
 
 def parse_args() -> argparse.Namespace:
@@ -53,12 +59,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3,
                         help="runs of each signature side, of the stage, of Ray start-up alone and of the steps "
                              "without Ray; the fastest of each is reported (default 3)")
-    parser.add_argument("--synthetic-docs", type=int, default=DEFAULT_SYNTHETIC_DOCS,
-                        help=f"documents of the synthetic signature files (default {DEFAULT_SYNTHETIC_DOCS:,})")
+    parser.add_argument("--synthetic-docs", type=doc_counts, default=DEFAULT_SYNTHETIC_DOCS,
+                        help=f"documents of each synthetic corpus, comma-separated (default {DEFAULT_SYNTHETIC_DOCS})")
     parser.add_argument("--shard-docs", type=int, default=DEFAULT_SHARD_DOCS,
-                        help=f"documents per synthetic signature file (default {DEFAULT_SHARD_DOCS:,}, "
-                             "a 64 MB clean shard of 1.5 KB documents)")
+                        help=f"documents per synthetic shard (default {DEFAULT_SHARD_DOCS:,}, a 64 MB clean shard of "
+                             "1.5 KB documents)")
+    parser.add_argument("--partitions", type=int, default=load_config().dedup.partitions,
+                        help="partitions P of the synthetic corpora's global step (default: the config's)")
     return driver_args(parser, "dedup.json")
+
+
+def doc_counts(text: str) -> list[int]:
+    """``--synthetic-docs``: comma-separated document counts, in increasing order."""
+    counts = sorted(int(part.replace("_", "")) for part in text.split(","))
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: positive document counts, comma-separated")
+    return counts
 
 
 def run_worker(script: str, args: list[str], result: Path, core: int) -> dict:
@@ -187,108 +203,142 @@ def measure_stage(data_dir: Path, total_bytes: int, runs: int, core: int, work: 
     }
 
 
-def measure_partitions(sig_dir: Path, edge_dir: Path, partitions: list[int], count: int, core: int,
-                       work: Path) -> list[dict]:
-    """One pinned process per partition_task (of ``count`` partitions), each over every signature file."""
-    results = []
-    for p in partitions:
-        args = ["partition", str(sig_dir), str(edge_dir), "--partition", str(p), "--partitions", str(count)]
-        results.append(run_worker("dedup_global.py", args, work / f"partition-{count}-{p}.json", core))
-    return results
+STEP_LABELS = {"dedup.partition": "LSH partition", "dedup.large_star": "large-star",
+               "dedup.small_star": "small-star", "dedup.members": "members", "dedup.keepers": "keepers"}
+ALL_LABELS = {"dedup.signature": "signature", **STEP_LABELS}
 
 
-def summarize_tasks(tasks: list[dict]) -> dict:
-    """Max peak RSS, baseline, and mean/max time and bytes read over partition tasks."""
-    return {"tasks": len(tasks), "peak_rss_mb": max(t["peak_rss_mb"] for t in tasks),
-            "baseline_rss_mb": min(t["baseline_rss_mb"] for t in tasks),
-            "mean_s": statistics.mean(t["seconds"] for t in tasks), "max_s": max(t["seconds"] for t in tasks),
-            "total_s": sum(t["seconds"] for t in tasks),
-            "read_bytes": statistics.mean(t["read_bytes"] for t in tasks),
-            "edges": sum(t["edges"] for t in tasks)}
+def link_copy(source: Path, target: Path) -> Path:
+    """``target``, a copy of the folder ``source`` made of hard links (the files are written once, never changed)."""
+    shutil.copytree(source, target, copy_function=os.link)
+    return target
 
 
-def measure_global(cfg: KilnConfig, docs: int, shard_docs: int, core: int, work: Path) -> dict:
-    """Synthetic signature files for ``docs`` documents, then every partition_task and decide, each pinned."""
-    sig_dir = work / "signatures"
-    log(f"writing synthetic signature files for {docs:,} documents ({shard_docs:,} per file)")
-    synth = run_worker("dedup_synth.py", [str(sig_dir), "--docs", str(docs), "--shard-docs", str(shard_docs)],
-                       work / "synth.json", core)
-    count = cfg.dedup.partitions
-    log(f"timing {count} partition tasks, one process each (CPU {core})")
-    tasks = measure_partitions(sig_dir, work / "edges", list(range(count)), count, core, work)
-    fit_count = count * FIT_FACTOR
-    log(f"timing {FIT_TASKS} of {fit_count} partition tasks, to separate fixed and per-document costs")
-    fit_tasks = measure_partitions(sig_dir, work / "edges-fit", list(range(FIT_TASKS)), fit_count, core, work)
-    decides = {}
-    for method in ("union_find", "star_contraction"):
-        log(f"timing decide ({method}) on {docs:,} documents (CPU {core})")
-        decides[method] = run_worker("dedup_global.py", ["decide", str(sig_dir), str(work / "edges"), "--method", method],
-                                     work / f"decide-{method}.json", core)
-    return {"docs": docs, "synth": synth, "bytes_per_doc": synth["bytes"] / docs,
-            "partitions": {"count": count, **summarize_tasks(tasks), "per_task": tasks},
-            "partitions_fit": {"count": fit_count, **summarize_tasks(fit_tasks), "per_task": fit_tasks},
-            "decide": decides, "configured_components": cfg.dedup.components}
+def summarize_steps(tasks: list[dict]) -> dict[str, dict]:
+    """Per step kind (the runner's ``point``): task count, seconds, bytes read, files read and peak memory."""
+    steps = {}
+    for point in STEP_LABELS:
+        done = [t for t in tasks if t["step"] == point]
+        steps[point] = {
+            "tasks": len(done), "mean_s": statistics.mean(t["seconds"] for t in done),
+            "max_s": max(t["seconds"] for t in done), "total_s": sum(t["seconds"] for t in done),
+            "cpu_s": sum(t["cpu_s"] for t in done),
+            "read_bytes": statistics.mean(t["read_bytes"] for t in done),
+            "max_read_bytes": max(t["read_bytes"] for t in done),
+            "mapped_bytes": statistics.mean(t["mapped_bytes"] for t in done),
+            "files": statistics.mean(t["files"] for t in done),
+            "peak_bytes": statistics.mean(t["peak_bytes"] for t in done),
+            "max_peak_bytes": max(t["peak_bytes"] for t in done),
+            "baseline_bytes": statistics.mean(t["baseline_bytes"] for t in done),
+        }
+    return steps
 
 
-def _per_doc_fit(n: int, first: tuple[int, float], second: tuple[int, float]) -> tuple[float, float]:
-    """(fixed, per document of the corpus) of y = fixed + per_doc * n / P, from y at two partition counts P."""
-    (p0, y0), (p1, y1) = first, second
-    per_doc = max((y0 - y1) / (n / p0 - n / p1), 0.0)
-    return max(y0 - per_doc * n / p0, 0.0), per_doc
+def measure_corpus(docs: int, shard_docs: int, partitions: int, core: int, work: Path) -> dict:
+    """One synthetic corpus: its signature outputs, ``decide_clusters`` task by task, then on Ray."""
+    corpus = work / "corpus"
+    log(f"writing the signature outputs of {docs:,} synthetic documents ({shard_docs:,} per shard, P = {partitions})")
+    synth = run_worker("dedup_synth.py", [str(corpus), "--docs", str(docs), "--shard-docs", str(shard_docs),
+                                          "--partitions", str(partitions)], work / "synth.json", core)
+    shards = ["--shards", str(synth["shards"]), "--partitions", str(partitions)]
+    log(f"timing decide_clusters task by task in one process on {docs:,} documents (CPU {core})")
+    tasks = run_worker("dedup_global.py", ["tasks", str(link_copy(corpus, work / "tasks")), *shards],
+                       work / "tasks.json", core)
+    log(f"timing decide_clusters on Ray (ray.num_cpus=1) on {docs:,} documents (CPU {core})")
+    on_ray = run_worker("dedup_global.py", ["ray", str(link_copy(corpus, work / "ray")), *shards],
+                        work / "ray.json", core)
+    if on_ray["summary"] != tasks["summary"]:
+        raise measure.WorkerError(f"decide_clusters on Ray found {on_ray['summary']}, task by task {tasks['summary']}")
+    written = synth["written"]
+    routed = sum(written[name]["bytes"] for name in ("bands", "exact", "nodes"))
+    return {"docs": docs, "partitions": partitions, "synth": synth, "routed_bytes": routed,
+            "corpus_bytes": routed + written["signatures"]["bytes"], "summary": tasks["summary"],
+            "tasks_s": sum(t["seconds"] for t in tasks["tasks"]), "tasks_cpu_s": sum(t["cpu_s"] for t in tasks["tasks"]),
+            "steps": summarize_steps(tasks["tasks"]), "written": tasks["written"],
+            "ray": {key: on_ray[key] for key in ("seconds", "driver_baseline_bytes", "driver_peak_bytes",
+                                                 "driver_end_bytes", "summary")}}
 
 
-def plan_billion(cfg: KilnConfig, stage: dict, kernels: dict, global_step: dict) -> dict:
-    """The 1-billion-document plan: storage, shuffle, partitions, edges, driver memory, core-hours."""
-    n, target = global_step["docs"], TARGET_DOCS
-    d = cfg.dedup
-    parts, fit = global_step["partitions"], global_step["partitions_fit"]
-    mem_fixed, mem_per_doc = _per_doc_fit(n, (parts["count"], (parts["peak_rss_mb"] - parts["baseline_rss_mb"]) * 2**20),
-                                          (fit["count"], (fit["peak_rss_mb"] - fit["baseline_rss_mb"]) * 2**20))
-    budget = TASK_MEMORY_GB * 2**30 - parts["baseline_rss_mb"] * 2**20 - mem_fixed
-    needed = max(math.ceil(mem_per_doc * target / budget), 1) if mem_per_doc else 1
-    scan_s, own_per_doc = _per_doc_fit(n, (parts["count"], parts["mean_s"]), (fit["count"], fit["mean_s"]))
-    own_s = own_per_doc * n
-    read_per_doc = parts["read_bytes"] / n
-    uf, sc = global_step["decide"]["union_find"], global_step["decide"]["star_contraction"]
-    edges_per_doc = uf["near_edges"] / n
-    unique_per_doc = uf["unique_near_edges"] / n
-    decide_bytes = {m: (r["peak_rss_mb"] - r["baseline_rss_mb"]) * 2**20 / n for m, r in global_step["decide"].items()}
-    band_bytes = d.bands * 16
-    scale = target / n
+def measure_global(docs: list[int], shard_docs: int, partitions: int, core: int, work: Path) -> list[dict]:
+    """Every synthetic corpus in turn, each deleted once measured (the largest are several GB)."""
+    corpora = []
+    for n in docs:
+        here = work / f"synthetic-{n}"
+        corpora.append(measure_corpus(n, shard_docs, partitions, core, here))
+        shutil.rmtree(here)
+    return corpora
+
+
+def _memory_fit(small: dict, large: dict, step: str) -> tuple[float, float]:
+    """(fixed bytes, bytes per corpus document / P) of a task's peak: y = fixed + per_doc * N / P."""
+    x0, y0 = small["docs"] / small["partitions"], small["steps"][step]["max_peak_bytes"]
+    x1, y1 = large["docs"] / large["partitions"], large["steps"][step]["max_peak_bytes"]
+    per_doc = (y1 - y0) / (x1 - x0) if x1 > x0 else y1 / x1
+    if per_doc <= 0:
+        return y1, 0.0
+    return max(y1 - per_doc * x1, 0.0), per_doc
+
+
+def stage_seconds_per_doc(kernels: dict, stage: dict, corpus: dict) -> dict[str, float]:
+    """Seconds per document of each part of the stage on one core: signatures, routing, global step, filtering."""
+    n = corpus["docs"]
+    return {"signature_kernel": 1 / kernels["kiln"]["docs_per_s"], "routing": corpus["synth"]["write_s"] / n,
+            "global_step": corpus["tasks_s"] / n, "filtering": 1 / stage["stats_units"]["docs_per_s"]}
+
+
+def file_counts(shards: int, partitions: int, rounds: int) -> dict[str, int]:
+    """Files each step writes for ``shards`` input shards and P ``partitions`` (at most: a target partition
+    with no rows gets no file), done markers included."""
+    p, square = partitions, partitions**2
+    return {"signature": shards * (3 * p + 2), "LSH partition": square + p,
+            "components": (2 * rounds + 1) * (square + p), "members": square + p, "keepers": p * shards + p}
+
+
+def plan_billion(kernels: dict, stage: dict, corpora: list[dict], shard_docs: int) -> dict:
+    """The 1-billion-document plan from the smallest and the largest measured corpus."""
+    small, large = corpora[0], corpora[-1]
+    n, target, p_measured = large["docs"], TARGET_DOCS, large["partitions"]
+    fits = {step: _memory_fit(small, large, step) for step in STEP_LABELS}
+    baseline = max(large["steps"][step]["baseline_bytes"] for step in STEP_LABELS)
+    budget = TASK_MEMORY_GB * 2**30 - baseline
+    needed = {step: max(math.ceil(per_doc * target / (budget - fixed)), 1) for step, (fixed, per_doc) in fits.items()}
+    partitions = max(max(needed.values()), p_measured)
+    shards = math.ceil(target / shard_docs)
+    rounds = large["summary"]["rounds"]
+    runs = {"dedup.partition": 1, "dedup.large_star": rounds + 1, "dedup.small_star": rounds,
+            "dedup.members": 1, "dedup.keepers": 1}
+    per_task = {}
+    for step, figures in large["steps"].items():
+        fixed, per_doc = fits[step]
+        scale = (target / partitions) / (n / p_measured)
+        per_task[step] = {"memory_bytes": baseline + fixed + per_doc * target / partitions,
+                          "read_bytes": figures["read_bytes"] * scale, "seconds": figures["mean_s"] * scale}
+    lsh = large["steps"]["dedup.partition"]
+    seconds = stage_seconds_per_doc(kernels, stage, large)
+    cores = CLUSTER_NODES * CORES_PER_NODE
+    waves = math.ceil(partitions / cores)
+    global_wall = sum(per_task[step]["seconds"] * waves * count for step, count in runs.items())
+    map_wall = (seconds["signature_kernel"] + seconds["routing"] + seconds["filtering"]) * target / cores
+    written = large["written"]
     return {
-        "docs": target,
-        "signature_storage_tb": global_step["bytes_per_doc"] * target / 1e12,
-        "band_shuffle_tb": band_bytes * target / 1e12,
-        "band_shuffle_bytes_per_doc": band_bytes,
-        "partition_read_per_task_tb": read_per_doc * target / 1e12,
-        "partition_read_total_pb": read_per_doc * target * needed / 1e15,
-        "partition_memory_fixed_mb": mem_fixed / 2**20,
-        "partition_memory_per_doc_bytes": mem_per_doc,
-        "partitions_for_task_memory": needed,
-        "task_memory_gb": TASK_MEMORY_GB,
-        "edges_per_doc": edges_per_doc,
-        "unique_edges_per_doc": unique_per_doc,
-        "edges": edges_per_doc * target,
-        "unique_edges": unique_per_doc * target,
-        "edge_list_gb": unique_per_doc * target * 16 / 1e9,
-        "clustered_fraction": uf["clustered_docs"] / n,
-        "decide_bytes_per_doc": decide_bytes,
-        "decide_arrays_per_doc": decide_bytes["union_find"] / 8,
-        "decide_memory_gb": {m: b * target / 1e9 for m, b in decide_bytes.items()},
-        "decide_hours": {m: r["parts_s"]["decide"] * scale / 3600 for m, r in (("union_find", uf), ("star_contraction", sc))},
-        "core_hours": {
-            "whole_stage_at_measured_rate": target / stage["net"]["docs_per_s"] / 3600,
-            "kiln_signatures": target / kernels["kiln"]["docs_per_s"] / 3600,
-            "datasketch_signatures": target / kernels["datasketch"]["docs_per_s"] / 3600,
-            "partition_step_as_implemented": (scan_s * needed + own_s) * scale / 3600,
-            "partition_step_own_work": own_s * scale / 3600,
-        },
-        "partition_scan_s_per_task_at_measured_n": scan_s,
-        "partition_own_s_total_at_measured_n": own_s,
+        "docs": target, "from_docs": n, "partitions": partitions, "partitions_needed": needed,
+        "task_memory_gb": TASK_MEMORY_GB, "task_baseline_bytes": baseline,
+        "memory_fit": {step: {"fixed_bytes": f, "bytes_per_doc_over_p": d} for step, (f, d) in fits.items()},
+        "per_task": per_task, "shards": shards, "shard_docs": shard_docs, "rounds": rounds,
+        "routed_bytes_per_doc": large["routed_bytes"] / n,
+        "signature_bytes_per_doc": written["signatures"]["bytes"] / n,
+        "global_written_bytes_per_doc": sum(written[k]["bytes"] for k in ("graph", "members", "decisions")) / n,
+        "files": file_counts(shards, partitions, rounds),
+        "lsh_files_per_task": lsh["files"] / large["synth"]["shards"] * shards,
+        "measured_files": sum(f["files"] for f in written.values()),
+        "formula_files_at_measured": sum(file_counts(large["synth"]["shards"], p_measured, rounds).values()),
+        "core_hours": {part: s * target / 3600 for part, s in seconds.items()},
+        "cluster": {"nodes": CLUSTER_NODES, "cores_per_node": CORES_PER_NODE, "map_wall_h": map_wall / 3600,
+                    "global_wall_h": global_wall / 3600, "waves": waves},
     }
 
 
-def goals(kernels: dict, stage: dict) -> list[dict]:
+def goals(kernels: dict, stage: dict, corpora: list[dict]) -> list[dict]:
     """The issue's goals, each with the measured value and whether it is met."""
     mean_bytes = stage["total_bytes"] / stage["docs"]
     check = kernels["jaccard"]
@@ -307,6 +357,30 @@ def goals(kernels: dict, stage: dict) -> list[dict]:
                     "measured": f"{figures['docs_per_s']:,.0f} docs/s on {mean_bytes:,.0f}-byte docs = "
                                 f"{figures['gb_per_core_hour']:.1f} GB per core-hour",
                     "met": figures["docs_per_s"] >= GOAL_DOCS_PER_S})
+    first = corpora[0]
+    parts = stage_seconds_per_doc(kernels, stage, first)
+    rate = 1 / sum(parts.values())
+    out.append({"goal": f"whole stage >= {GOAL_DOCS_PER_S:,} docs/s per core at {first['docs']:,} documents "
+                        "(signature kernel + routing + global step + filtering, per document)",
+                "measured": f"{rate:,.0f} docs/s = 1 / (" + " + ".join(f"{s * 1e6:.0f}" for s in parts.values())
+                            + " us: " + ", ".join(parts) + ")",
+                "met": rate >= GOAL_DOCS_PER_S})
+    worst = [max(((f["read_bytes"] / (c["corpus_bytes"] / c["partitions"]), STEP_LABELS[step])
+                  for step, f in c["steps"].items()), key=lambda x: x[0]) for c in corpora]
+    out.append({"goal": f"bytes read per partition task ~ corpus / P (within {READ_GOAL_FACTOR}x), not the corpus",
+                "measured": "; ".join(f"{c['docs']:,} docs: at most {ratio:.2f}x corpus/P ({label}), "
+                                      f"{c['steps']['dedup.partition']['read_bytes'] / c['corpus_bytes']:.3f}x corpus"
+                                      for c, (ratio, label) in zip(corpora, worst, strict=True)),
+                "met": all(ratio <= READ_GOAL_FACTOR for ratio, _ in worst)})
+    small, large = corpora[0], corpora[-1]
+    growth = large["ray"]["driver_peak_bytes"] - small["ray"]["driver_peak_bytes"]
+    added = large["docs"] - small["docs"]
+    out.append({"goal": f"driver flat in N: its peak grows by < {FLAT_BYTES_PER_DOC} bytes (one int64) per added "
+                        "document",
+                "measured": ", ".join(f"{c['ray']['driver_peak_bytes'] / 2**20:.1f} MiB at {c['docs']:,}"
+                                      for c in corpora)
+                            + (f" = {growth / added:+.3f} bytes per added document" if added else ""),
+                "met": bool(added) and growth < FLAT_BYTES_PER_DOC * added})
     return out
 
 
@@ -358,89 +432,101 @@ def print_stage(stage: dict) -> None:
     run = stage["runs"][0]
     print(f"  {stage['docs']:,} documents in, {run['kept']:,} kept, dropped {run['dropped']}; peak RSS per Ray worker "
           f"{run['peak_rss_mb_per_worker']:,.0f} MiB")
-    steps = stage["steps"]
-    print(f"  the steps without Ray ({steps['shards']} shards, {steps['partitions']} partitions; fastest of "
-          + ", ".join(f"{s:.2f}" for s in stage["steps_runs_s"]) + " s): "
-          + ", ".join(f"{k} {v:.2f} s" for k, v in steps["parts_s"].items()))
-    print(f"  verified near-duplicate edges: {steps['near_edges']:,} from the partitions, "
-          f"{steps['unique_near_edges']:,} distinct; data-juicer's best published Ray MinHash: "
-          f"{DATA_JUICER_GB_PER_CORE_HOUR} GB per core-hour "
+    steps, found = stage["steps"], stage["steps"]["summary"]
+    print(f"  the steps without Ray ({steps['shards']} shards, {steps['partitions']} partitions, {steps['tasks']} tasks "
+          "one after the other; fastest of " + ", ".join(f"{s:.2f}" for s in stage["steps_runs_s"]) + " s): "
+          + ", ".join(f"{ALL_LABELS[k]} {v:.2f} s" for k, v in steps["parts_s"].items()))
+    print(f"  {found['candidates']:,} candidates, {found['near_edges']:,} verified near and {found['exact_edges']:,} "
+          f"exact edges, {found['rounds']} component round(s), {found['clustered']:,} documents in clusters; "
+          f"data-juicer's best published Ray MinHash: {DATA_JUICER_GB_PER_CORE_HOUR} GB per core-hour "
           f"(Kiln {stage['net']['gb_per_core_hour'] / DATA_JUICER_GB_PER_CORE_HOUR:.0f}x)")
 
 
-def print_global(global_step: dict) -> None:
-    synth, parts, fit = global_step["synth"], global_step["partitions"], global_step["partitions_fit"]
-    n = global_step["docs"]
-    planted = synth["planted"]
-    print(f"  {n:,} synthetic documents in {synth['files']} files of {synth['shard_docs']:,}: "
-          f"{synth['bytes'] / 1e9:.2f} GB = {global_step['bytes_per_doc']:,.0f} bytes per document "
-          f"(planted: {planted['near_dup']:,} near, {planted['exact_dup']:,} exact duplicates, "
-          f"{planted['no_shingles']:,} without shingles)")
-    print(f"  {'step (one process each)':<40}{'tasks':>6}{'s each':>9}{'s total':>9}{'read/task':>11}"
-          f"{'peak RSS':>10}{'after imports':>14}{'MB per M docs':>14}")
-    for label, figures in ((f"partition_task, P = {parts['count']}", parts),
-                           (f"partition_task, P = {fit['count']} (first {fit['tasks']})", fit)):
-        per_m = (figures["peak_rss_mb"] - figures["baseline_rss_mb"]) * 1e6 / n
-        print(f"  {label:<40}{figures['tasks']:>6}{figures['mean_s']:>9.2f}{figures['total_s']:>9.1f}"
-              f"{figures['read_bytes'] / 1e9:>9.2f}GB{figures['peak_rss_mb']:>8,.0f}MB"
-              f"{figures['baseline_rss_mb']:>12,.0f}MB{per_m:>14,.0f}")
-    for method, figures in global_step["decide"].items():
-        per_m = (figures["peak_rss_mb"] - figures["baseline_rss_mb"]) * 1e6 / n
-        label = f"driver decide, {method}*"
-        print(f"  {label:<40}{1:>6}{figures['seconds']:>9.2f}{figures['seconds']:>9.1f}"
-              f"{figures['read_bytes'] / 1e9:>9.2f}GB{figures['peak_rss_mb']:>8,.0f}MB"
-              f"{figures['baseline_rss_mb']:>12,.0f}MB{per_m:>14,.0f}")
-    uf = global_step["decide"]["union_find"]
-    print("  MB per M docs: (peak RSS - RSS after imports) per million corpus documents; a partition task holds "
-          "1/P of them")
-    print("  * what prepare() does once the edges exist: load the edges and the columns, decide, save")
-    print(f"  decide (union_find): load {uf['parts_s']['load']:.2f} s, decide {uf['parts_s']['decide']:.2f} s, "
-          f"save {uf['parts_s']['save']:.2f} s; {uf['near_edges']:,} verified edges from the partitions, "
-          f"{uf['unique_near_edges']:,} distinct; removes {uf['reasons'].get('1', 0):,} exact and "
-          f"{uf['reasons'].get('2', 0):,} near duplicates")
+def _mb(value: float) -> str:
+    return f"{value / 2**20:,.1f}"
 
 
-def plan_lines(plan: dict, cfg: KilnConfig) -> list[str]:
+def print_global(corpora: list[dict]) -> None:
+    for corpus in corpora:
+        n, synth, summary, steps = corpus["docs"], corpus["synth"], corpus["summary"], corpus["steps"]
+        written, planted, p = synth["written"], synth["planted"], corpus["partitions"]
+        share = corpus["corpus_bytes"] / p
+        print(f"\n  N = {n:,} documents in {synth['shards']} shards of {synth['shard_docs']:,}, P = {p} (planted "
+              f"{planted['near_dup']:,} near ({NEAR_RATE:.0%}) and {planted['exact_dup']:,} exact ({EXACT_RATE:.0%}) "
+              f"duplicates of the same or the previous shard, {planted['no_shingles']:,} without shingles)")
+        print(f"  signature-step outputs (the corpus): {corpus['corpus_bytes'] / 1e9:.2f} GB = "
+              f"{corpus['corpus_bytes'] / n:,.0f} bytes per document: routed {corpus['routed_bytes'] / 1e9:.3f} GB "
+              f"(band keys {written['bands']['bytes'] / 1e9:.3f}, exact keys {written['exact']['bytes'] / 1e9:.3f}, "
+              f"keep-rule columns {written['nodes']['bytes'] / 1e9:.3f}) + signature matrices "
+              f"{written['signatures']['bytes'] / 1e9:.3f} GB; write_signature_outputs {synth['write_s']:.1f} s; "
+              f"corpus/P = {_mb(share)} MiB")
+        print(f"  {'step':<15}{'tasks':>6}{'s mean':>8}{'s max':>7}{'s total':>9}{'read/task MiB':>15}"
+              f"{'max':>8}{'/ (corpus/P)':>13}{'files/task':>11}{'peak MiB/task':>14}{'max':>7}")
+        for step, f in steps.items():
+            print(f"  {STEP_LABELS[step]:<15}{f['tasks']:>6}{f['mean_s']:>8.2f}{f['max_s']:>7.2f}{f['total_s']:>9.1f}"
+                  f"{_mb(f['read_bytes']):>15}{_mb(f['max_read_bytes']):>8}{f['read_bytes'] / share:>13.3f}"
+                  f"{f['files']:>11.1f}{_mb(f['peak_bytes']):>14}{_mb(f['max_peak_bytes']):>7}")
+        lsh = steps["dedup.partition"]
+        ray = corpus["ray"]
+        print(f"  LSH partition read = {_mb(lsh['read_bytes'] - lsh['mapped_bytes'])} MiB of routed files "
+              f"(routed/P = {_mb(corpus['routed_bytes'] / p)} MiB) + {_mb(lsh['mapped_bytes'])} MiB of memory-mapped "
+              f"signature rows ({summary['candidates'] / p:,.0f} candidates x 2 x {NUM_PERM} x 8 bytes)")
+        print(f"  {summary['candidates']:,} candidates, {summary['near_edges']:,} verified near and "
+              f"{summary['exact_edges']:,} exact edges; a star forest after {summary['rounds']} large-star/small-star "
+              f"round(s); {summary['clustered']:,} documents in clusters, {summary['exact_dup']:,} exact and "
+              f"{summary['near_dup']:,} near duplicates removed")
+        print(f"  global step, task by task on one core: {corpus['tasks_s']:.1f} s wall ({corpus['tasks_cpu_s']:.1f} s "
+              f"CPU) -> {n / corpus['tasks_s']:,.0f} docs/s per core; on Ray (ray.num_cpus=1): {ray['seconds']:.1f} s "
+              f"-> {n / ray['seconds']:,.0f} docs/s; the driver's peak {_mb(ray['driver_peak_bytes'])} MiB over its "
+              f"{_mb(ray['driver_baseline_bytes'])} MiB after Ray's start")
+    print("\n  driver's peak over its baseline (real decide_clusters on Ray): "
+          + ", ".join(f"{_mb(c['ray']['driver_peak_bytes'])} MiB at {c['docs']:,}" for c in corpora))
+    print("  read/task: rchar of /proc/self/io (plus the LSH tasks' memory-mapped signature rows); files/task: files "
+          "opened for reading; peak: VmHWM over the RSS before the task (reset by /proc/self/clear_refs)")
+
+
+def plan_lines(plan: dict) -> list[str]:
     """The 1-billion-document plan as printable lines (also what bench/README.md summarizes)."""
-    d, hours = cfg.dedup, plan["core_hours"]
-    mem = plan["decide_memory_gb"]
+    p, per_task, files, hours, cluster = (plan["partitions"], plan["per_task"], plan["files"], plan["core_hours"],
+                                          plan["cluster"])
+    widest = max(per_task, key=lambda step: per_task[step]["memory_bytes"])
+    fits = ", ".join(f"{STEP_LABELS[step]} {f['fixed_bytes'] / 2**20:,.0f} MiB + {f['bytes_per_doc_over_p']:,.0f} B"
+                     for step, f in plan["memory_fit"].items())
+    total_files = sum(files.values())
     return [
-        f"signatures: {plan['signature_storage_tb']:.2f} TB of signature files "
-        f"({plan['signature_storage_tb'] * 1e12 / plan['docs']:,.0f} bytes per document, {d.num_perm} uint64 + "
-        f"{d.bands} band keys + exact key + columns)",
-        f"band-key shuffle: {d.bands} bands x (8-byte key + 8-byte doc id) = {plan['band_shuffle_bytes_per_doc']} bytes "
-        f"per document = {plan['band_shuffle_tb']:.2f} TB moved once, if the band keys were shuffled to their partitions",
-        f"as implemented there is no shuffle: every partition task reads every file's bands and, to verify, the "
-        f"signatures of every file with an edge endpoint, twice: {plan['partition_read_per_task_tb']:.2f} TB per task, "
-        f"{plan['partition_read_total_pb']:.1f} PB over {plan['partitions_for_task_memory']:,} tasks",
-        f"partitions: a partition task holds {plan['partition_memory_fixed_mb']:,.0f} MiB fixed + "
-        f"{plan['partition_memory_per_doc_bytes']:.0f} bytes per corpus document / P -> P >= "
-        f"{plan['partitions_for_task_memory']:,} for {plan['task_memory_gb']} GB per task",
-        f"edges: {plan['edges_per_doc']:.3f} verified edges per document from the partitions "
-        f"({plan['unique_edges_per_doc']:.3f} distinct) at {NEAR_RATE:.0%} near + {EXACT_RATE:.0%} exact "
-        f"duplicates -> "
-        f"{plan['edges'] / 1e9:.2f} B edges ({plan['unique_edges'] / 1e9:.2f} B distinct, "
-        f"{plan['edge_list_gb']:.1f} GB as int64 pairs)",
-        f"driver decide: {plan['decide_bytes_per_doc']['union_find']:.0f} bytes per document at its peak "
-        f"(~{plan['decide_arrays_per_doc']:.0f} 8-byte values per document) -> 8 B x 1e9 x "
-        f"{plan['decide_arrays_per_doc']:.0f} = {mem['union_find']:,.0f} GB with union_find "
-        f"({mem['star_contraction']:,.0f} GB with star_contraction in one process); union_find time "
-        f"{plan['decide_hours']['union_find']:.1f} h on one core, extrapolated linearly (star_contraction "
-        f"{plan['decide_hours']['star_contraction']:.1f} h)",
-        "beyond one node: star_contraction (components: star_contraction) works on the edge list alone; each "
-        f"large-star/small-star round is a group-by on edges, hash-partitionable over Ray tasks; only the "
-        f"{plan['clustered_fraction']:.0%} of documents in a duplicate cluster ever need a label; union_find keeps "
-        f"one parent per document in one process and walks every edge (one per document for exact keys, plus the "
-        f"near ones) in a Python loop",
-        f"core-hours: {hours['whole_stage_at_measured_rate']:,.0f} at the measured whole-stage rate "
-        f"(signatures alone {hours['kiln_signatures']:,.0f}; datasketch's would be {hours['datasketch_signatures']:,.0f}); "
-        f"the partition step as implemented adds {hours['partition_step_as_implemented']:,.0f} core-hours because "
-        f"each task rescans everything (its own work: {hours['partition_step_own_work']:,.1f})",
+        f"tasks: P >= {max(plan['partitions_needed'].values()):,} keeps every partition task within "
+        f"{plan['task_memory_gb']} GB (a task's peak = fixed + bytes per corpus document / P, fitted on the measured "
+        f"corpora: {fits}; plus {plan['task_baseline_bytes'] / 2**20:,.0f} MiB of a worker's imports) -> P = {p:,} "
+        f"tasks per step, {cluster['waves']} wave(s) on {cluster['nodes']} nodes x {cluster['cores_per_node']} cores",
+        "memory per task at P = " + f"{p:,}: " + ", ".join(
+            f"{STEP_LABELS[step]} {t['memory_bytes'] / 2**30:.2f} GB" for step, t in per_task.items())
+        + f" (the largest: {STEP_LABELS[widest]})",
+        "read per task at P = " + f"{p:,}: " + ", ".join(
+            f"{STEP_LABELS[step]} {t['read_bytes'] / 1e9:.2f} GB" for step, t in per_task.items())
+        + f"; an LSH partition task opens {plan['lsh_files_per_task']:,.0f} files (one band-key, one exact-key and "
+        f"one signature file per shard)",
+        f"shuffle: {plan['routed_bytes_per_doc']:,.0f} routed bytes per document x 1e9 = "
+        f"{plan['routed_bytes_per_doc'] / 1e3:.2f} TB of band keys, exact keys and keep-rule columns; signature "
+        f"matrices {plan['signature_bytes_per_doc'] / 1e3:.2f} TB (they stay per shard, read by memory map); graph, "
+        f"members and decisions {plan['global_written_bytes_per_doc']:,.1f} bytes per document = "
+        f"{plan['global_written_bytes_per_doc'] / 1e3:.2f} TB",
+        f"files ({plan['shards']:,} shards of {plan['shard_docs']:,} x P = {p:,}, at most): "
+        + ", ".join(f"{step} {count:,}" for step, count in files.items())
+        + f" = {total_files:,} ({total_files / 1e6:.1f} M; at the measured size the formula gives "
+        f"{plan['formula_files_at_measured']:,}, the run wrote {plan['measured_files']:,}); component rounds: "
+        f"{plan['rounds']}, as measured at {plan['from_docs']:,} documents",
+        "core-hours: " + ", ".join(f"{part.replace('_', ' ')} {h:,.0f}" for part, h in hours.items())
+        + f" = {sum(hours.values()):,.0f}",
+        f"wall on {cluster['nodes']} nodes x {cluster['cores_per_node']} cores: signatures, routing and filtering "
+        f"{cluster['map_wall_h']:.2f} h ({plan['shards']:,} shard tasks), global step {cluster['global_wall_h']:.2f} h "
+        f"({p:,} tasks per step in {cluster['waves']} wave(s), {plan['rounds']} component round(s)) = "
+        f"{cluster['map_wall_h'] + cluster['global_wall_h']:.2f} h; 8 GB per task is "
+        f"{plan['task_memory_gb'] * cluster['cores_per_node']} GB per node with every core busy",
     ]
 
 
-def print_report(report: dict, cfg: KilnConfig) -> None:
-    bench, kernels, stage, global_step = report["input"], report["kernels"], report["stage"], report["global"]
+def print_report(report: dict) -> None:
+    bench, kernels, stage, corpora = report["input"], report["kernels"], report["stage"], report["global"]
     print(f"\nDedup per core: {bench['docs']:,} clean demo documents ({bench['demo_records']:,} records, seed "
           f"{bench['seed']}), mean {bench['mean_doc_bytes']:,.0f} bytes, {bench['total_bytes'] / 1e6:.2f} MB; "
           f"every measured process on CPU {report['core']}\n")
@@ -449,18 +535,19 @@ def print_report(report: dict, cfg: KilnConfig) -> None:
     print("\n2. The whole dedup stage (signatures, LSH, components, filtering, I/O), "
           "python -m stages.dedup --set ray.num_cpus=1 under taskset:")
     print_stage(stage)
-    print(f"\n3. The global step at {global_step['docs']:,} documents (synthetic signature files, the real "
-          "partition_task and decide):")
-    print_global(global_step)
-    print(f"\n4. Plan for {report['plan']['docs']:,} documents:")
-    for line in plan_lines(report["plan"], cfg):
+    print("\n3. The global step (decide_clusters) on synthetic corpora written by the real write_signature_outputs, "
+          "each task in one process one after the other, then on Ray:")
+    print_global(corpora)
+    print(f"\n4. Plan for {report['plan']['docs']:,} documents (from the {report['plan']['from_docs']:,}-document "
+          "corpus):")
+    for line in report["plan"]["lines"]:
         print(f"  - {line}")
     print("\nGoals:")
     for goal in report["goals"]:
         print(f"  [{'met' if goal['met'] else 'NOT met'}] {goal['goal']}: {goal['measured']}")
 
 
-def run_bench(args: argparse.Namespace, cfg: KilnConfig) -> dict:
+def run_bench(args: argparse.Namespace) -> dict:
     """Build the input, measure every part, and gather every figure of the report."""
     with tempfile.TemporaryDirectory(prefix="kiln-bench-dedup-") as tmp:
         work = Path(tmp)
@@ -471,21 +558,19 @@ def run_bench(args: argparse.Namespace, cfg: KilnConfig) -> dict:
         total_bytes = sum(len(t.encode("utf-8")) for t in texts)
         kernels = measure_kernels(texts, pairs, args.runs, args.core, work)
         stage = measure_stage(data_dir, total_bytes, args.runs, args.core, work)
-        global_step = measure_global(cfg, args.synthetic_docs, args.shard_docs, args.core, work / "synthetic")
-    report = {
+        corpora = measure_global(args.synthetic_docs, args.shard_docs, args.partitions, args.core, work)
+    plan = plan_billion(kernels, stage, corpora, args.shard_docs)
+    return {
         "input": {"demo_records": args.docs, "seed": args.seed, "docs": len(texts), "total_bytes": total_bytes,
                   "mean_doc_bytes": total_bytes / len(texts)},
-        "core": args.core, "kernels": kernels, "stage": stage, "global": global_step,
-        "plan": plan_billion(cfg, stage, kernels, global_step), "goals": goals(kernels, stage),
+        "core": args.core, "kernels": kernels, "stage": stage, "global": corpora,
+        "plan": plan | {"lines": plan_lines(plan)}, "goals": goals(kernels, stage, corpora),
     }
-    report["plan"]["lines"] = plan_lines(report["plan"], cfg)
-    return report
 
 
 def main() -> None:
     args = parse_args()
-    cfg = load_config()
-    run_driver(lambda: run_bench(args, cfg), lambda report: print_report(report, cfg), args.out, "dedup.json",
+    run_driver(lambda: run_bench(args), print_report, args.out, "dedup.json",
                "bench/dedup.py: a measured process failed")
 
 
