@@ -27,6 +27,7 @@ from common.config import KilnConfig, fingerprint
 from common.errors import AccountingError, KilnError, ResumeRefused
 from common.faults import fault_point
 from common.files import atomic_write_json
+from common.lock import data_dir_lock
 from common.log import LOG_DIR, progress
 from common.manifest import (
     MANIFEST_NAME,
@@ -431,7 +432,13 @@ def _host_facts(cfg: KilnConfig) -> dict:
 
 
 def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log: logging.Logger) -> Manifest:
-    """Run (or resume) ``stage`` under ``data_dir`` and return its manifest."""
+    """Run (or resume) ``stage`` under ``data_dir`` and return its manifest; refused while another run holds
+    ``data_dir`` (common/lock.py)."""
+    with data_dir_lock(data_dir, log):
+        return _run_stage(stage, cfg, data_dir, force, log)
+
+
+def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log: logging.Logger) -> Manifest:
     started = datetime.now(UTC)
     wall_start = time.perf_counter()
     stage_dir = data_dir / stage.name

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from common.config import REPO_ROOT, load_config
+from common.errors import KilnError
+from common.lock import data_dir_lock
 from common.log import setup_logging
 from common.pipeline import STAGE_ORDER
 from common.runner import MapStage, run_stage
@@ -41,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_options(parser, "rerun every stage from scratch")
 
 
-def _prepare_demo(data_dir: Path, n_docs: int, seed: int) -> Path:
-    """Write the demo corpus unless one with the same size and seed is already there."""
+def _prepare_demo(data_dir: Path, n_docs: int, seed: int, force: bool) -> Path:
+    """Write the demo corpus unless one with the same size and seed is already there. Another one is
+    replaced only with ``force``: its truth is what `kiln eval-truth` scores the run's stages against."""
     from demo.generator import generate_demo_corpus
 
     demo_dir = data_dir / "demo"
@@ -51,6 +54,10 @@ def _prepare_demo(data_dir: Path, n_docs: int, seed: int) -> Path:
         recorded = json.loads(summary.read_text())
         if recorded.get("n_docs") == n_docs and recorded.get("seed") == seed:
             return demo_dir / "corpus"
+        if not force:
+            raise KilnError(f"{data_dir} holds a run of the demo corpus with {recorded.get('n_docs')} records, seed "
+                            f"{recorded.get('seed')}; {n_docs} records, seed {seed} would replace it and its truth: "
+                            "add --force to rerun every stage on the new corpus, or use another --data-dir")
     print(f"writing the demo corpus ({n_docs} records, seed {seed}) to {demo_dir}", file=sys.stderr)
     generate_demo_corpus(demo_dir, n_docs=n_docs, seed=seed)
     return demo_dir / "corpus"
@@ -66,14 +73,15 @@ def run(args: argparse.Namespace) -> int:
             overrides.append(f"demo.n_docs={args.demo_docs}")
     cfg = load_config(configs, overrides)
     data_dir = Path(args.data_dir or cfg.data_dir)
-    if args.demo:
-        corpus = _prepare_demo(data_dir, cfg.demo.n_docs, cfg.demo.seed)
-        cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps([str(corpus)])}"])
-    elif args.input:
-        cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps(args.input)}"])
-    for stage in pipeline_stages():
-        log = setup_logging(data_dir / stage.name, stage.name, verbose=args.verbose)
-        run_stage(stage, cfg, data_dir, force=args.force, log=log)
+    with data_dir_lock(data_dir, setup_logging(None, "kiln", verbose=args.verbose)):
+        if args.demo:
+            corpus = _prepare_demo(data_dir, cfg.demo.n_docs, cfg.demo.seed, args.force)
+            cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps([str(corpus)])}"])
+        elif args.input:
+            cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps(args.input)}"])
+        for stage in pipeline_stages():
+            log = setup_logging(data_dir / stage.name, stage.name, verbose=args.verbose)
+            run_stage(stage, cfg, data_dir, force=args.force, log=log)
     print(format_status(stage_status(data_dir)))
     if tokens := token_summary(data_dir):
         print(tokens)
