@@ -438,11 +438,23 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         return _run_stage(stage, cfg, data_dir, force, log)
 
 
+def _require_documents(stage: str, input_dir: Path) -> None:
+    """Refuse to run on an input stage that kept no document: nothing downstream could be useful."""
+    accounting = require_manifest(input_dir).accounting
+    if accounting.docs_out == 0:
+        dropped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(accounting.dropped.items(), key=lambda kv: -kv[1]))
+        raise KilnError(f"{stage}: {input_dir.name} kept none of its {accounting.docs_in:,} documents"
+                        f"{f' (dropped: {dropped})' if dropped else ''}; nothing to {stage}. See `kiln status "
+                        f"{input_dir.parent}` and the drop reasons under {input_dir / '_excluded'}")
+
+
 def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log: logging.Logger) -> Manifest:
     started = datetime.now(UTC)
     wall_start = time.perf_counter()
     stage_dir = data_dir / stage.name
     input_dir = data_dir / stage.input_stage if stage.input_stage else None
+    if input_dir is not None:
+        _require_documents(stage.name, input_dir)
     plan = stage.plan(cfg, input_dir)
     stage_config = cfg.section(stage.name).model_dump(mode="json")
     fp = fingerprint({"stage": stage.name, "config": stage_config, "input": plan.input})

@@ -78,6 +78,10 @@ def resolve_inputs(specs: list[str]) -> tuple[list[InputFile], list[str]]:
                 if fmt is None:
                     raise KilnError(f"{match}: unknown input format (expected one of {sorted(FORMATS)})")
                 files.setdefault(match.resolve(), InputFile(match.resolve(), match.name, fmt))
+    if not files:
+        unknown = f" ({len(ignored)} file(s) of unknown formats, e.g. {ignored[0]})" if ignored else ""
+        raise KilnError(f"ingest: {', '.join(specs)} holds no input file of a known format "
+                        f"({', '.join(sorted(FORMATS))}){unknown}")
     return sorted(files.values(), key=lambda f: f.name), ignored
 
 

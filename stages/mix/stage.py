@@ -63,16 +63,20 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
     mcfg = cfg.mix
     available: dict[str, dict[str, float]] = {}
     documents = tokens_total = 0.0
+    seen = Counter()
     for info in require_manifest(input_dir).shards:
         for batch in iter_batches(input_dir, info):
             doc_ids, categories, sources, tokens = _columns(batch, mcfg)
             train = ~_is_validation(doc_ids, mcfg)
+            seen.update({"documents": len(train), "validation": int((~train).sum()),
+                         "unknown": sum(c == UNKNOWN for c in categories)})
             for category, source, count, is_train in zip(categories, sources, tokens, train, strict=True):
                 if is_train and category != UNKNOWN:
                     per_source = available.setdefault(category, {})
                     per_source[source] = per_source.get(source, 0.0) + count
                     documents += 1
                     tokens_total += count
+    _check_splits(seen, documents, mcfg)
     if mcfg.budget_tokens is not None:
         budget = float(mcfg.budget_tokens)
     elif mcfg.budget_documents is not None:
@@ -84,6 +88,21 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
         log.warning("mix: %s", warning)
     log.info("mix: %s training tokens available, budget %s", f"{tokens_total:,.0f}", f"{budget:,.0f}")
     atomic_write_json(path, {"budget": budget, **plan.to_dict()}, indent=1, sort_keys=True)
+
+
+def _check_splits(seen: Counter, train_documents: float, mcfg: MixConfig) -> None:
+    """Refuse before any work a mix that would leave the training or the validation split empty."""
+    total = seen["documents"]
+    if not train_documents:
+        raise KilnError(
+            f"mix: none of the {total:,} input documents can be trained on ({seen['unknown']:,} have category "
+            f"{UNKNOWN!r}, {seen['validation']:,} go to validation): give the corpus categories "
+            "(ingest.source_categories, or a category field in the records), or set mix.unknown_category")
+    if mcfg.validation_fraction > 0 and not seen["validation"]:
+        raise KilnError(
+            f"mix: mix.validation_fraction {mcfg.validation_fraction:g} of {total:,} documents selects none, and "
+            f"training would fail at its first evaluation: raise it (e.g. to {min(2 / total, 0.5):.3g}), add documents, "
+            "or set it to 0 for no validation split")
 
 
 def _load_plan(stage_dir: Path) -> MixPlan:
