@@ -13,7 +13,8 @@ from typing import Annotated, TypeVar
 from pydantic import Field, TypeAdapter, WrapSerializer
 
 from common.errors import AccountingError, StageInputError
-from common.files import atomic_write_json
+from common.files import atomic_write_json, file_sha256
+from common.pipeline import STAGE_ORDER, input_stage_of
 from common.shards import ShardInfo
 
 MANIFEST_NAME = "_manifest.json"
@@ -148,3 +149,45 @@ def code_version(*packages: str) -> str:
     except metadata.PackageNotFoundError:
         version = "0+unknown"
     return f"{version}+{digest.hexdigest()[:12]}"
+
+
+def check_input_manifest(stage_dir: Path) -> Manifest:
+    """The manifest of an input stage after checking that it is whole and agrees with the stage before it.
+
+    Its accounting balances; its document files (every ``.arrow`` file among the shards and the named
+    outputs) hold exactly ``accounting.out`` rows and are all on disk at their recorded sizes; every
+    other named output (side files: summaries, token streams, the tokenizer) is on disk with its
+    recorded size, and those under 64 MiB with their recorded sha256 (shards and token streams are
+    checked by their readers); and its ``in`` equals the ``out`` of the stage it read, when that
+    stage's folder is still there. A stage that
+    reads an edited or incomplete manifest would silently lose or invent documents: this refuses.
+    """
+
+    manifest = require_manifest(stage_dir)
+    path = stage_dir / MANIFEST_NAME
+
+    def refuse(problem: str) -> StageInputError:
+        return StageInputError(f"{path}: {problem}; the manifest or its files changed after the stage wrote them "
+                               f"(rerun `python -m stages.{manifest.stage} --force`)")
+
+    acc = manifest.accounting
+    if acc.docs_in != acc.docs_out + sum(acc.dropped.values()):
+        raise refuse(f"accounting does not balance: in {acc.docs_in:,} != out {acc.docs_out:,} + dropped "
+                     f"{sum(acc.dropped.values()):,}")
+    files = [*manifest.shards, *(info for infos in manifest.outputs.values() for info in infos)]
+    documents = sum(info.rows for info in files if info.path.endswith(".arrow"))
+    if documents != acc.docs_out:
+        raise refuse(f"its document files hold {documents:,} rows but accounting.out is {acc.docs_out:,}")
+    for info in files:
+        file = stage_dir / info.path
+        if not file.is_file() or file.stat().st_size != info.bytes:
+            raise refuse(f"{info.path} is missing or not {info.bytes:,} bytes")
+        if not info.path.endswith((".arrow", ".bin")) and info.bytes < 64 << 20 and file_sha256(file) != info.sha256:
+            raise refuse(f"{info.path} does not match its recorded sha256")
+    upstream = input_stage_of(manifest.stage) if manifest.stage in STAGE_ORDER else None
+    before_manifest = read_manifest(stage_dir.parent / upstream) if upstream is not None else None
+    if before_manifest is not None:  # a run may have deleted a finished stage's folder to save space
+        before = before_manifest.accounting
+        if before.docs_out != acc.docs_in:
+            raise refuse(f"it read {acc.docs_in:,} documents but {upstream} wrote {before.docs_out:,}")
+    return manifest

@@ -34,6 +34,7 @@ from common.manifest import (
     STATS_NAME,
     Accounting,
     Manifest,
+    check_input_manifest,
     code_version,
     from_data,
     manifest_sha256,
@@ -439,8 +440,9 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
 
 
 def _require_documents(stage: str, input_dir: Path) -> None:
-    """Refuse to run on an input stage that kept no document: nothing downstream could be useful."""
-    accounting = require_manifest(input_dir).accounting
+    """Refuse to run on an input manifest that is not whole (``check_input_manifest``), or on an input stage
+    that kept no document: nothing downstream could be useful."""
+    accounting = check_input_manifest(input_dir).accounting
     if accounting.docs_out == 0:
         dropped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(accounting.dropped.items(), key=lambda kv: -kv[1]))
         raise KilnError(f"{stage}: {input_dir.name} kept none of its {accounting.docs_in:,} documents"
