@@ -40,9 +40,17 @@ LABEL_ARGS  := --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
                --build-arg SOURCE=$(shell git remote get-url origin 2>/dev/null || echo unknown)
 BUILD       := DOCKER_BUILDKIT=1 $(DOCKER) build $(BUILD_FLAGS) $(LABEL_ARGS)
 
+# Kubernetes (k8s/): the base's ConfigMap comes from configs/, outside the overlays, hence the load restrictor.
+KUBECTL     ?= kubectl
+K8S_OVERLAY ?= data
+K8S_TRAIN   ?= train-ascend-2x16
+KUSTOMIZE   := $(KUBECTL) kustomize --load-restrictor LoadRestrictionsNone
+K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
+
 .DEFAULT_GOAL := help
 .PHONY: help data test lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train train-lock
+.PHONY: k8s-render k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
 help: ## list the targets
@@ -66,7 +74,7 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
-	$(PY) -m pytest --ignore=tests/containers $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/containers $(addprefix --ignore=,$(K8S_POD_TESTS)) $(PYTEST_ARGS)
 	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
 
 lint: $(STAMP) ## ruff over the code
@@ -142,5 +150,14 @@ compose-data: ## the data chain in containers on one volume (docker-compose.yml)
 	done; echo "compose-data: every service of the chain exited 0"
 	KILN_TAG=latest $(COMPOSE) run --rm --entrypoint python tokenize -m kiln status /data
 
-test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Docker runs) images, compose chain, Ascend smoke
-	$(PY) -m pytest tests/containers $(PYTEST_ARGS)
+test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Docker runs) images, compose chain, Ascend smoke, k8s pods as containers
+	$(PY) -m pytest tests/containers $(K8S_POD_TESTS) $(PYTEST_ARGS)
+
+k8s-render: ## print the objects of k8s/overlays/K8S_OVERLAY (default data) as kubectl apply gets them
+	@$(KUSTOMIZE) k8s/overlays/$(K8S_OVERLAY)
+
+k8s-data: ## run the data pipeline on the current kubectl context (KubeRay): one RayJob per stage, in order
+	KUBECTL=$(KUBECTL) k8s/run-data.sh
+
+k8s-train: ## apply the training overlay K8S_TRAIN (train-ascend-2x16, train-ascend-1x8, train-cpu, train-volcano, train-ascendjob)
+	$(KUSTOMIZE) k8s/overlays/$(K8S_TRAIN) | $(KUBECTL) apply -f -
