@@ -24,6 +24,9 @@ from common.errors import KilnError
 # The ByteLevel pre-tokenizer's regex (HF tokenizers, use_regex=True), in tiktoken's syntax.
 BYTE_LEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
+# Texts on which the tiktoken encoder must reproduce the HF ids: Chinese and English prose, code as
+# corpora hold it (comments, tabs, CRLF), emoji, mixed scripts and unusual whitespace. They are data:
+# the "TODO" below is part of a code comment the tokenizers are probed on, not unfinished work.
 PROBE_TEXTS = (
     "人工智能（AI）正在改变世界。2023年，大语言模型取得了突破性进展！你好，世界？",
     "　　第一章　开端\n\n　　他说：“我们明天见。”她笑了笑……没有回答。",
