@@ -10,13 +10,14 @@ import json
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from common.categories import CATEGORIES, UNKNOWN_CATEGORY
 from common.errors import ConfigError
+from common.signal_names import SIGNAL_NAMES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
@@ -35,6 +36,13 @@ class Section(BaseModel):
 M = TypeVar("M", bound=BaseModel)
 
 
+def _known_signal(signal: str, known: Sequence[str]) -> str:
+    """``signal`` when it is one of the ``known`` columns, else a ValueError listing them."""
+    if signal not in known:
+        raise ValueError(f"unknown signal {signal!r} (known: {', '.join(known)})")
+    return signal
+
+
 class RayConfig(Section):
     address: str | None = None
     num_cpus: int | None = Field(default=None, ge=1)
@@ -49,12 +57,16 @@ class DemoConfig(Section):
     seed: int = 1234
 
 
+FieldName = Annotated[str, Field(min_length=1)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
 class FieldMap(Section):
-    text: str = "text"
-    id: str = "id"
-    url: str = "url"
-    source: str = "source"
-    category: str = "category"
+    text: FieldName = "text"
+    id: FieldName = "id"
+    url: FieldName = "url"
+    source: FieldName = "source"
+    category: FieldName = "category"
 
 
 class IngestConfig(Section):
@@ -79,7 +91,7 @@ class IngestConfig(Section):
 
 class LidConfig(Section):
     model_path: str | None = None
-    thresholds: dict[str, float] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
+    thresholds: dict[str, Fraction] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
 
 
 class RuleConfig(Section):
@@ -93,6 +105,19 @@ class RuleConfig(Section):
     min: dict[str, float] = Field(default_factory=dict)
     max: dict[str, float] = Field(default_factory=dict)
     enabled: bool = True
+
+    @field_validator("signal")
+    @classmethod
+    def _known_signal(cls, signal: str) -> str:
+        return _known_signal(signal, SIGNAL_NAMES)
+
+    @model_validator(mode="after")
+    def _bounds_ordered(self) -> RuleConfig:
+        for lang in set(self.min) & set(self.max):
+            if self.min[lang] > self.max[lang]:
+                raise ValueError(f"min {self.min[lang]:g} is above max {self.max[lang]:g} for {lang!r}: "
+                                 "the rule would drop every document")
+        return self
 
 
 def _rule(signal: str, min: dict | None = None, max: dict | None = None) -> RuleConfig:
@@ -170,6 +195,11 @@ class DedupConfig(Section):
     quality_signal: str = "lang_score"
     seed: int = 1
 
+    @field_validator("quality_signal")
+    @classmethod
+    def _known_quality_signal(cls, signal: str) -> str:
+        return _known_signal(signal, ("lang_score", *SIGNAL_NAMES))
+
     @model_validator(mode="after")
     def _bands_fit(self) -> DedupConfig:
         if self.bands * self.rows > self.num_perm:
@@ -181,7 +211,7 @@ class DedupConfig(Section):
 
 
 class MixConfig(Section):
-    category_weights: dict[str, float] = Field(default_factory=lambda: {
+    category_weights: dict[str, Annotated[float, Field(ge=0.0)]] = Field(default_factory=lambda: {
         "academic": 3.0, "tech_docs": 2.0, "encyclopedia": 2.0, "news": 1.0, "literature": 1.0, "dialogue": 1.0})
     alpha: float = Field(default=0.7, gt=0.0, le=1.0)
     max_epochs: float = Field(default=4.0, gt=0.0)
@@ -191,6 +221,18 @@ class MixConfig(Section):
     validation_fraction: float = Field(default=0.01, ge=0.0, lt=1.0)
     token_column: str = "q_tokens"
     seed: int = 1234
+
+    @field_validator("token_column")
+    @classmethod
+    def _known_token_column(cls, column: str) -> str:
+        return _known_signal(column, SIGNAL_NAMES)
+
+    @field_validator("category_weights")
+    @classmethod
+    def _some_weight(cls, weights: dict[str, float]) -> dict[str, float]:
+        if not any(weights.values()):
+            raise ValueError("at least one category needs a weight above 0")
+        return weights
 
     @model_validator(mode="after")
     def _consistent(self) -> MixConfig:
@@ -234,8 +276,12 @@ def _merge(base: dict, layer: dict, origin: str, origins: dict[str, str], whole:
            prefix: str = "") -> None:
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and isinstance(base.get(key), dict) and key not in whole:
-            _merge(base[key], value, origin, origins, whole, dotted + ".")
+        below = base.get(key)
+        if isinstance(value, dict) and below is not None and not isinstance(below, dict):
+            raise ConfigError(f"invalid configuration:\n  {origins.get(dotted, 'defaults')}: {dotted}: "
+                              f"expected a mapping of keys, got {below!r} ({origin} sets keys inside it)")
+        if isinstance(value, dict) and isinstance(below, dict) and key not in whole:
+            _merge(below, value, origin, origins, whole, dotted + ".")
         else:
             base[key] = value
             origins[dotted] = origin
@@ -273,15 +319,16 @@ def _parse_override(text: str, example: str) -> dict:
 
 
 def _origin_of(loc: tuple, origins: Mapping[str, str], where: str) -> str:
-    """The layer that set the key at ``loc`` (or a mapping above it); for an error about a whole mapping,
-    the layers that set keys inside it; ``where`` when no layer did."""
+    """The layer that set the key at ``loc`` (or the mapping above it) and, for an error about a whole
+    mapping, the layers that set keys inside it; ``where`` when no layer did."""
     parts = [str(p) for p in loc]
+    setters: dict[str, None] = {}
     for end in range(len(parts), 0, -1):
-        dotted = ".".join(parts[:end])
-        if dotted in origins:
-            return origins[dotted]
+        if (above := ".".join(parts[:end])) in origins:
+            setters[origins[above]] = None
+            break
     inside = ".".join(parts) + "." if parts else ""
-    setters = dict.fromkeys(origin for key, origin in origins.items() if key.startswith(inside))
+    setters.update(dict.fromkeys(origin for key, origin in origins.items() if key.startswith(inside)))
     return ", ".join(setters) or where
 
 

@@ -73,7 +73,8 @@ def test_tampered_input_shard_is_refused(ingested: Path, tmp_path: Path):
 def test_bad_rule_and_model_settings_are_named(ingested: Path, tmp_path: Path):
     data = _copy_ingest(ingested, tmp_path)
     unknown = _clean(data, "--set", "clean.rules.too_short.signal=q_nothing", check=False)
-    assert unknown.returncode == 2 and "clean.rules.too_short: unknown signal 'q_nothing'" in unknown.stderr
+    assert unknown.returncode == 2 and "clean.rules.too_short.signal: unknown signal 'q_nothing'" in unknown.stderr
+    assert "--set clean.rules.too_short.signal=q_nothing" in unknown.stderr and "Ray" not in unknown.stderr
     model = _clean(data, "--force", "--set", f"clean.lid.model_path={tmp_path / 'lid.bin'}", check=False)
     assert model.returncode == 2 and "language ID model not found" in model.stderr
     assert "Traceback" not in unknown.stderr + model.stderr

@@ -12,10 +12,11 @@ import pytest
 from common.config import load_config
 from common.errors import KilnError
 from common.schema import DOC_SCHEMA, category_array
+from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import SIGNAL_NAMES, TOKEN_RE, compute_signals, repetition_signals, spam_matcher
+from stages.clean.signals import TOKEN_RE, compute_signals, repetition_signals, spam_matcher
 from stages.clean.stage import clean_batch
 
 CFG = load_config().clean
@@ -51,7 +52,7 @@ def _signals(text: str) -> dict[str, float]:
 
 def _verdict(text: str, lang: str) -> str | None:
     signals = {k: np.array([v]) for k, v in _signals(text).items()}
-    reasons, _ = apply_rules(build_rules(CFG.rules, set(SIGNAL_NAMES)), signals, [lang], [None])
+    reasons, _ = apply_rules(build_rules(CFG.rules), signals, [lang], [None])
     return reasons[0]
 
 

@@ -66,6 +66,46 @@ def test_bad_value_names_the_key_and_the_file(tmp_path: Path):
     assert f"{user}: ingest.max_doc_bytes" in message
 
 
+NONSENSE = {
+    "a negative language threshold": ("clean:\n  lid:\n    thresholds: {en: -0.2}\n", "clean.lid.thresholds.en",
+                                      "greater than or equal to 0"),
+    "a language threshold above 1": ("clean:\n  lid:\n    thresholds: {zh: 1.5}\n", "clean.lid.thresholds.zh",
+                                     "less than or equal to 1"),
+    "a negative category weight": ("mix:\n  category_weights: {news: -1}\n", "mix.category_weights.news",
+                                   "greater than or equal to 0"),
+    "every category weight zero": ("mix:\n  category_weights: {academic: 0, tech_docs: 0, encyclopedia: 0, news: 0,"
+                                   " literature: 0, dialogue: 0}\n", "mix.category_weights", "at least one category"),
+    "an empty text field": ("ingest:\n  fields: {text: ''}\n", "ingest.fields.text", "at least 1 character"),
+    "a rule on an unknown signal": ("clean:\n  rules:\n    too_short: {signal: q_nothing}\n",
+                                    "clean.rules.too_short.signal", "unknown signal 'q_nothing'"),
+    "a rule whose min is above its max": ("clean:\n  rules:\n    too_short: {max: {'*': 5}}\n",
+                                          "clean.rules.too_short", "min 20 is above max 5"),
+    "an unknown dedup quality column": ("dedup:\n  quality_signal: score\n", "dedup.quality_signal",
+                                        "unknown signal 'score'"),
+    "an unknown mix token column": ("mix:\n  token_column: tokens\n", "mix.token_column", "unknown signal 'tokens'"),
+    "a section given as a number": ("ingest: 5\n", "ingest", "valid dictionary"),
+}
+
+
+@pytest.mark.parametrize("case", NONSENSE, ids=list(NONSENSE))
+def test_values_that_make_no_sense_are_refused_at_load_naming_key_and_file(tmp_path: Path, case: str):
+    text, key, problem = NONSENSE[case]
+    user = tmp_path / "mine.yaml"
+    user.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config([user])
+    line = next(line for line in str(err.value).splitlines() if f": {key}: " in line)
+    assert str(user) in line and problem in line
+
+
+def test_a_section_given_as_a_number_is_not_replaced_by_an_override(tmp_path: Path):
+    user = tmp_path / "mine.yaml"
+    user.write_text("ingest: 5\n")
+    with pytest.raises(ConfigError) as err:
+        load_config([user], ['ingest.input=["corpus/"]'])
+    assert f"{user}: ingest: expected a mapping of keys, got 5" in str(err.value)
+
+
 def test_unknown_category_in_source_mapping_is_refused(tmp_path: Path):
     user = tmp_path / "cats.yaml"
     user.write_text("ingest:\n  source_categories:\n    wiki: sports\n")

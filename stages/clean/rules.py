@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from common.config import RuleConfig
-from common.errors import KilnError
 
 ANY_LANGUAGE = "*"
 
@@ -29,15 +28,9 @@ class Rule:
         return low, high
 
 
-def build_rules(configured: dict[str, RuleConfig], signal_names: set[str]) -> list[Rule]:
-    """The enabled rules in configuration order; a rule on an unknown signal is an error."""
-    rules = []
-    for name, rule in configured.items():
-        if rule.signal not in signal_names:
-            raise KilnError(f"clean.rules.{name}: unknown signal {rule.signal!r} (known: {sorted(signal_names)})")
-        if rule.enabled:
-            rules.append(Rule(name, rule.signal, dict(rule.min), dict(rule.max)))
-    return rules
+def build_rules(configured: dict[str, RuleConfig]) -> list[Rule]:
+    """The enabled rules in configuration order (their signals are checked when the config loads)."""
+    return [Rule(name, rule.signal, dict(rule.min), dict(rule.max)) for name, rule in configured.items() if rule.enabled]
 
 
 def apply_rules(rules: list[Rule], signals: dict[str, np.ndarray], langs: list[str],

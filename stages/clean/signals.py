@@ -12,6 +12,8 @@ import re
 
 import numpy as np
 
+from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
+
 _HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN_RE = re.compile(rf"[{_HAN_CLASS}]|[^\W{_HAN_CLASS}_]+")
 HAN_RE = re.compile(rf"[{_HAN_CLASS}]")
@@ -56,15 +58,6 @@ def common_han() -> frozenset[str]:
     return frozenset(chars)
 
 
-SCALAR_SIGNALS = (
-    "q_chars", "q_tokens", "q_han_frac", "q_latin_words", "q_mean_word_len", "q_symbol_word_ratio",
-    "q_alpha_token_frac", "q_stop_words", "q_newline_token_ratio", "q_symbol_run_frac", "q_decorative_frac",
-    "q_mojibake_frac", "q_rare_han_frac", "q_stub_frac", "q_spam_line_frac",
-    "q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
-    "q_terminal_punct_line_frac", "q_short_line_frac",
-)
-
-
 def _occurrences(keys: np.ndarray) -> np.ndarray:
     """For each key, how often it occurs in ``keys`` (an unstable sort: cheaper than np.unique)."""
     order = np.argsort(keys)
@@ -74,12 +67,6 @@ def _occurrences(keys: np.ndarray) -> np.ndarray:
     occurrences = np.empty_like(keys)
     occurrences[order] = counts[run_id]
     return occurrences
-
-
-REPETITION_SIGNALS = (*(f"q_top{n}gram_frac" for n in (2, 3, 4)), *(f"q_dup{n}gram_frac" for n in range(5, 11)))
-
-
-SIGNAL_NAMES = (*SCALAR_SIGNALS, *REPETITION_SIGNALS)
 
 
 def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:

@@ -13,10 +13,11 @@ from common.histograms import signal_histograms
 from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
+from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import SIGNAL_NAMES, compute_signals, spam_matcher
+from stages.clean.signals import compute_signals, spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 
 LANG_REASON = "lang"
@@ -39,7 +40,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
     langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
     signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)))
-    rules = build_rules(cfg.rules, set(SIGNAL_NAMES))
+    rules = build_rules(cfg.rules)
     decided = [None if a else LANG_REASON for a in accepted]
     reasons, details = apply_rules(rules, signals, langs, decided)
     for i, guess in enumerate(guesses):
