@@ -17,20 +17,25 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sampled_blocks(size: int, blocks: int = 16, block_bytes: int = 64 << 10) -> list[tuple[int, int]]:
+    """(offset, length) of ``blocks`` evenly spaced blocks of a ``size``-byte file, its first and last
+    included; the whole file as one block when it is not larger than the blocks together."""
+    if size <= blocks * block_bytes:
+        return [(0, size)]
+    return [((size - block_bytes) * i // (blocks - 1), block_bytes) for i in range(blocks)]
+
+
 def sampled_sha256(path: Path, blocks: int = 16, block_bytes: int = 64 << 10) -> str:
-    """sha256 of ``blocks`` evenly spaced blocks of a file (its first and last included) and of its size.
+    """sha256 of the size of a file and of its :func:`sampled_blocks`.
 
     A cheap content fingerprint for inputs too large to hash whole: it sees every edit inside the
     sampled blocks and every change of size, not an edit elsewhere that keeps the size."""
     size = path.stat().st_size
     digest = hashlib.sha256(str(size).encode())
     with open(path, "rb") as handle:
-        if size <= blocks * block_bytes:
-            digest.update(handle.read())
-            return digest.hexdigest()
-        for i in range(blocks):
-            handle.seek((size - block_bytes) * i // (blocks - 1))
-            digest.update(handle.read(block_bytes))
+        for offset, length in sampled_blocks(size, blocks, block_bytes):
+            handle.seek(offset)
+            digest.update(handle.read(length))
     return digest.hexdigest()
 
 

@@ -11,18 +11,25 @@ window ``i`` covers tokens ``[i * seq_len, i * seq_len + seq_len]`` inclusive.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from common.errors import KilnError
+from common.files import file_sha256, sampled_blocks, sampled_sha256
 
 TOKEN_DTYPE = "uint16"
 MAX_VOCAB = 1 << 16
 META_NAME = "meta.json"
 META_FORMAT = "kiln-tokens/1"
+MANIFEST_NAME = "_manifest.json"
+# verify="auto" hashes a split whole up to this size, and samples blocks above it
+FULL_VERIFY_MAX_BYTES = 4 << 30
+VerifyMode = Literal["auto", "full", "sampled"]
 
 
 class TokenFileError(KilnError):
@@ -91,6 +98,7 @@ class TokenDataset:
             folder = self.bin_path.parent
             parts = [(folder / str(s.get("bin")), folder / str(s.get("idx")), s.get("tokens"), s.get("documents"))
                      for s in streams]
+        self._files = [(bin_file, idx_file) for bin_file, idx_file, _, _ in parts]
         self._streams = [self._open(*part) for part in parts]
         self._starts = np.cumsum([0] + [len(tokens) for tokens, _ in self._streams])
         self.n_tokens = int(self._starts[-1])
@@ -149,6 +157,77 @@ class TokenDataset:
             first += 1
         return np.concatenate(pieces) if pieces else np.zeros(0, np.uint16)
 
+    def verify(self, mode: VerifyMode = "auto") -> str:
+        """Check the split's files against the checksums meta.json records (and meta.json against the
+        tokenize manifest beside it), and every token id checked against ``vocab_size``; return a line
+        saying what was checked, or raise TokenFileError naming the file.
+
+        ``full`` hashes every byte and checks every id; ``sampled`` checks the size (always checked on
+        open), the sha256 of 16 evenly spaced 64 KiB blocks and the ids in them; ``auto`` is ``full``
+        for splits up to FULL_VERIFY_MAX_BYTES and ``sampled`` above. :meth:`batch` checks the ids of
+        every window it reads in any mode."""
+        self._verify_meta_against_manifest()
+        total = sum(path.stat().st_size for pair in self._files for path in pair)
+        chosen = mode if mode != "auto" else ("full" if total <= FULL_VERIFY_MAX_BYTES else "sampled")
+        recorded = self.split.get("checksums")
+        for stream, (bin_path, idx_path) in enumerate(self._files):
+            tokens = self._streams[stream][0]
+            if chosen == "full":
+                sums = {bin_path.name: self._hash_and_check_ids(bin_path, tokens), idx_path.name: file_sha256(idx_path)}
+            else:
+                self._check_ids(bin_path, tokens, sampled_blocks(tokens.size * 2))
+                sums = {path.name: sampled_sha256(path) for path in (bin_path, idx_path)}
+            if recorded is None:
+                continue
+            key = "sha256" if chosen == "full" else "sampled_sha256"
+            for name, digest in sums.items():
+                expected = recorded.get(name, {}).get(key)
+                if expected != digest:
+                    raise TokenFileError(
+                        f"{self.bin_path.parent / name}: its {key} is not the one {self.meta_path.name} records: the "
+                        "file changed after the tokenize stage wrote it (flipped bytes, a partial copy, or a file "
+                        "from another run); rerun tokenize or copy the token folder again")
+        size = f"{total / 1e9:.2f} GB" if total >= 1e8 else f"{total / 1e6:.1f} MB"
+        if recorded is None:
+            return (f"{self.bin_path}: ids below vocab_size {self.vocab_size} ({chosen} check of {size}); "
+                    f"{self.meta_path.name} records no checksums, so the content was not verified")
+        how = "every byte hashed" if chosen == "full" else "size and 16 sampled blocks"
+        return f"{self.bin_path}: {size} verified ({how}, ids below vocab_size {self.vocab_size})"
+
+    def _verify_meta_against_manifest(self) -> None:
+        manifest_path = self.meta_path.parent / MANIFEST_NAME
+        if not manifest_path.is_file():
+            return
+        try:
+            entries = json.loads(manifest_path.read_text(encoding="utf-8"))["outputs"]["meta"]
+        except (ValueError, KeyError, TypeError):
+            raise TokenFileError(f"{manifest_path}: not a tokenize manifest listing {META_NAME}") from None
+        expected = next((e.get("sha256") for e in entries if e.get("path") == self.meta_path.name), None)
+        if expected is not None and expected != file_sha256(self.meta_path):
+            raise TokenFileError(f"{self.meta_path}: changed after the tokenize stage wrote it (its sha256 is not "
+                                 f"the one {manifest_path.name} records); rerun tokenize")
+
+    def _hash_and_check_ids(self, bin_path: Path, tokens: np.ndarray, chunk: int = 8 << 20) -> str:
+        """sha256 of a stream's bytes, checking every id in the same pass."""
+        digest = hashlib.sha256()
+        for start in range(0, tokens.size, chunk):
+            block = np.asarray(tokens[start:start + chunk])
+            self._require_ids(bin_path, block, start)
+            digest.update(block.tobytes())
+        return digest.hexdigest()
+
+    def _check_ids(self, bin_path: Path, tokens: np.ndarray, blocks: list[tuple[int, int]]) -> None:
+        for offset, length in blocks:
+            start = offset // 2
+            self._require_ids(bin_path, np.asarray(tokens[start:start + -(-length // 2)]), start)
+
+    def _require_ids(self, bin_path: Path, block: np.ndarray, start: int) -> None:
+        if block.size and int(block.max()) >= self.vocab_size:
+            where = start + int(np.argmax(block >= self.vocab_size))
+            raise TokenFileError(f"{bin_path}: token {where} has id {int(block[where - start])}, not below the "
+                                 f"vocab_size {self.vocab_size} that {self.meta_path} records: the tokens and "
+                                 "meta.json are from different runs, or one of them was edited")
+
     def __len__(self) -> int:
         """Windows of seq_len + 1 tokens with stride seq_len (the last token of one is the first of the next)."""
         return max(self.n_tokens - 1, 0) // self.seq_len
@@ -172,6 +251,7 @@ class TokenDataset:
         for row, i in enumerate(index.tolist()):
             start = i * self.seq_len
             windows[row] = self.read(start, start + self.seq_len + 1)
+            self._require_ids(self.bin_path, windows[row], start)
         return windows[:, :-1].astype(dtype), windows[:, 1:].astype(dtype)
 
     def doc_boundaries(self) -> np.ndarray:

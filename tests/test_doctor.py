@@ -16,6 +16,7 @@ import pytest
 
 from kiln.doctor import FAIL, NA, OK, WARN, ascend_checks, check_numpy, check_python, check_tokens
 from stages.train.device import probe_ascend
+from tests.token_files import write_token_folder
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "npu_smi"
@@ -32,15 +33,9 @@ def trainer_python() -> str:
 
 
 def write_tokens(folder: Path, vocab: int = 96, seq_len: int = 32) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    splits = {}
-    for name, n_tokens in (("train", 20 * seq_len + 1), ("validation", 4 * seq_len + 1)):
-        np.random.default_rng(0).integers(2, vocab, n_tokens).astype(np.uint16).tofile(folder / f"{name}.bin")
-        np.array([0, n_tokens], dtype=np.int64).tofile(folder / f"{name}.idx")
-        splits[name] = {"bin": f"{name}.bin", "idx": f"{name}.idx", "tokens": n_tokens, "documents": 1}
-    (folder / "meta.json").write_text(json.dumps({"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab,
-                                                  "eos_id": 0, "pad_id": 1, "seq_len": seq_len, "splits": splits}))
-    return folder / "train.bin"
+    splits = {name: np.random.default_rng(0).integers(2, vocab, windows * seq_len + 1)
+              for name, windows in (("train", 20), ("validation", 4))}
+    return write_token_folder(folder, splits, vocab, seq_len)
 
 
 def doctor(*args: str) -> subprocess.CompletedProcess:

@@ -40,6 +40,7 @@ from stages.tokenize.sample import sample_texts
 from stages.tokenize.stage import EMPTY, prepare
 from tests.conftest import REPO, child_env, cli, make_config
 from tests.test_resume_stages import assert_same_output, resume_stage, run_to_fault, units_done
+from tests.token_files import write_token_folder
 
 MIX_SCHEMA = pa.schema([*DOC_SCHEMA, pa.field("dup_cluster_size", pa.int32()), pa.field("repeat", pa.int32())])
 VOCAB = 2000
@@ -123,15 +124,7 @@ def test_reader_needs_neither_pyarrow_nor_pydantic():
 
 
 def _write_stream(folder: Path, docs: list[list[int]], seq_len: int = 4, vocab: int = 100) -> Path:
-    tokens = np.array([t for d in docs for t in d], dtype=np.uint16)
-    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.int64)
-    (folder / "train.bin").write_bytes(tokens.tobytes())
-    (folder / "train.idx").write_bytes(offsets.tobytes())
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab, "eos_id": 0, "pad_id": 1,
-            "seq_len": seq_len, "splits": {"train": {"bin": "train.bin", "idx": "train.idx",
-                                                      "tokens": int(tokens.size), "documents": len(docs)}}}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder / "train.bin"
+    return write_token_folder(folder, {"train": [np.array(d) for d in docs]}, vocab, seq_len)
 
 
 def test_reader_windows_overlap_by_one_token_and_labels_shift(tmp_path: Path):
@@ -177,6 +170,38 @@ def test_reader_refuses_files_that_disagree_with_the_metadata(tmp_path: Path):
 
 
 # --- tokenizer and encoders ---------------------------------------------------------------------------------
+
+
+def test_verify_finds_edits_by_mode_and_batches_refuse_ids_beyond_the_vocabulary(tmp_path: Path):
+    rng = np.random.default_rng(3)
+    docs = [rng.integers(2, 100, 1000) for _ in range(2000)]  # 4 MB: larger than the 16 sampled blocks
+    bin_path = _write_stream(tmp_path, docs, seq_len=64)
+    assert "every byte hashed" in TokenDataset(bin_path).verify("auto")
+    blob = bytearray(bin_path.read_bytes())
+    inside, outside = 0, 3 * 64 * 1024 + 100  # the first block is sampled; this offset lies between blocks
+    blob[outside] ^= 0x01
+    bin_path.write_bytes(bytes(blob))
+    assert "16 sampled blocks" in TokenDataset(bin_path).verify("sampled")  # the documented trade-off
+    with pytest.raises(TokenFileError, match="train.bin: its sha256 is not the one meta.json records"):
+        TokenDataset(bin_path).verify("full")
+    blob[inside:inside + 2] = (500).to_bytes(2, "little")
+    bin_path.write_bytes(bytes(blob))
+    with pytest.raises(TokenFileError, match="token 0 has id 500, not below the vocab_size 100"):
+        TokenDataset(bin_path).verify("sampled")
+    with pytest.raises(TokenFileError, match="token 0 has id 500"):
+        TokenDataset(bin_path).batch([0])
+    assert TokenDataset(bin_path).batch([1])[0].shape == (1, 64)
+
+
+def test_verify_refuses_a_meta_json_the_manifest_does_not_list(tmp_path: Path):
+    bin_path = _write_stream(tmp_path, [[5, 6, 7, 0], [8, 9, 0]])
+    meta = tmp_path / "meta.json"
+    (tmp_path / "_manifest.json").write_text(json.dumps(
+        {"outputs": {"meta": [{"path": "meta.json", "sha256": file_sha256(meta)}]}}))
+    assert "verified" in TokenDataset(bin_path).verify()
+    meta.write_text(meta.read_text().replace('"seq_len": 4', '"seq_len": 2'))
+    with pytest.raises(TokenFileError, match="meta.json: changed after the tokenize stage wrote it"):
+        TokenDataset(bin_path).verify()
 
 
 def test_decode_of_encode_is_the_text_in_chinese_and_english(tokenizer: Tokenizer):
@@ -330,6 +355,11 @@ def test_stage_manifest_lists_the_packed_files_with_their_checksums(tokenized):
     train = meta["splits"]["train"]
     assert sum(train["tokens_by_category"].values()) == sum(train["tokens_by_lang"].values()) == train["tokens"]
     assert train["unique_documents"] == 119 and meta["splits"]["validation"]["documents"] == 20
+    for info in manifest.outputs["train"] + manifest.outputs["validation"]:
+        split = info.path.split(".")[0]
+        assert meta["splits"][split]["checksums"][info.path]["sha256"] == info.sha256
+    for mode, how in (("full", "every byte hashed"), ("sampled", "16 sampled blocks")):
+        assert how in TokenDataset(stage / "train.bin").verify(mode)
     excluded = read_shard(stage, manifest.excluded[EMPTY][0]).to_pylist()
     assert excluded[0]["doc_id"] == 5 and excluded[0]["text"] == ""
     rerun = cli("-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1",
@@ -435,6 +465,7 @@ def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_acc
     assert [s["bin"] for s in meta["splits"]["train"]["streams"]] == ["train-00000.bin", "train-00001.bin"]
     dataset = TokenDataset(stage / "train.bin")
     assert dataset.n_tokens == meta["splits"]["train"]["tokens"] and len(dataset) > 0
+    assert "every byte hashed" in dataset.verify("full") and "sampled blocks" in dataset.verify("sampled")
     doctor = cli("-m", "kiln", "doctor", "--data-dir", str(tmp_path), check=False)
     assert "train.bin" in doctor.stdout and "FAIL" not in next(line for line in doctor.stdout.splitlines()
                                                                if "train.bin" in line), doctor.stdout

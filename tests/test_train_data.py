@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from stages.train.data import DataOrder, open_tokens
+from tests.token_files import write_token_folder
 
 
 def write_tokens(folder: Path, stream: np.ndarray, vocab_size: int, seq_len: int, docs: int = 1) -> Path:
-    """A packed split as the tokenize stage writes it: train.bin, train.idx and meta.json."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stream.astype(np.uint16).tofile(folder / "train.bin")
-    np.linspace(0, stream.size, docs + 1).astype(np.int64).tofile(folder / "train.idx")
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab_size, "eos_id": 0, "seq_len": seq_len,
-            "splits": {"train": {"bin": "train.bin", "tokens": int(stream.size), "documents": docs}}}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder / "train.bin"
+    """A packed train split of ``stream`` cut into ``docs`` equal documents."""
+    cuts = np.linspace(0, stream.size, docs + 1).astype(np.int64)
+    return write_token_folder(folder, {"train": np.split(stream, cuts[1:-1])}, vocab_size, seq_len, pad_id=None)
 
 
 def test_order_is_a_pure_function_of_seed_and_step() -> None:

@@ -25,6 +25,7 @@ from stages.train.device import (
     setup_device,
 )
 from stages.train.step import setup_cpu
+from tests.token_files import write_token_folder
 
 setup_cpu(1)
 
@@ -34,15 +35,8 @@ CONFIG = "model: {d_model: 32, n_layers: 1, n_heads: 4, max_seq_len: 16}\ntrain:
 
 
 def write_tokens(folder: Path, vocab: int = 64, seq_len: int = 16) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    stream = np.random.default_rng(0).integers(2, vocab, 8 * seq_len + 1).astype(np.uint16)
-    stream.tofile(folder / "train.bin")
-    np.array([0, stream.size], dtype=np.int64).tofile(folder / "train.idx")
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab, "eos_id": 0, "pad_id": 1,
-            "seq_len": seq_len, "splits": {"train": {"bin": "train.bin", "idx": "train.idx", "tokens": int(stream.size),
-                                                     "documents": 1}}}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder / "train.bin"
+    stream = np.random.default_rng(0).integers(2, vocab, 8 * seq_len + 1)
+    return write_token_folder(folder, {"train": stream}, vocab, seq_len)
 
 
 def fake_cann(root: Path, version: str) -> Path:

@@ -242,19 +242,11 @@ def test_a_port_taken_before_the_scheduler_binds_it_is_retried(tmp_path: Path,
 def write_splits(folder: Path, vocab: int = 96, seq_len: int = 32) -> Path:
     import numpy as np
 
-    folder.mkdir(parents=True, exist_ok=True)
+    from tests.token_files import learnable_stream, write_token_folder
+
     rng = np.random.default_rng(0)
-    splits = {}
-    for name, n_tokens in (("train", 40 * seq_len + 1), ("validation", 8 * seq_len + 1)):
-        stream = rng.integers(2, vocab, n_tokens)
-        stream[1::2] = (stream[0::2][: stream[1::2].size] * 7) % vocab
-        stream.astype(np.uint16).tofile(folder / f"{name}.bin")
-        np.array([0, n_tokens], dtype=np.int64).tofile(folder / f"{name}.idx")
-        splits[name] = {"bin": f"{name}.bin", "idx": f"{name}.idx", "tokens": n_tokens, "documents": 1}
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab, "eos_id": 0, "pad_id": 1,
-            "seq_len": seq_len, "splits": splits}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder / "train.bin"
+    splits = {name: learnable_stream(windows * seq_len + 1, vocab, rng) for name, windows in (("train", 40), ("validation", 8))}
+    return write_token_folder(folder, splits, vocab, seq_len)
 
 
 def test_a_two_process_cpu_run_under_the_ascendjob_environment(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from stages.train.model import GPT
 from stages.train.optim import build_optimizer
 from stages.train.parallel import memory_estimate, shard_strategies, validate_parallel
 from stages.train.step import setup_cpu
+from tests.token_files import write_token_folder
 
 setup_cpu(1)
 
@@ -84,15 +85,8 @@ def test_plain_data_parallel_keeps_its_order() -> None:
 def write_tokens(folder: Path, vocab: int = 64, seq_len: int = 16) -> Path:
     from common.tokens import TokenDataset
 
-    folder.mkdir(parents=True, exist_ok=True)
-    stream = np.random.default_rng(0).integers(2, vocab, 20 * seq_len + 1).astype(np.uint16)
-    stream.tofile(folder / "train.bin")
-    np.array([0, stream.size], dtype=np.int64).tofile(folder / "train.idx")
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab, "eos_id": 0, "pad_id": 1,
-            "seq_len": seq_len, "splits": {"train": {"bin": "train.bin", "idx": "train.idx", "tokens": int(stream.size),
-                                                     "documents": 1}}}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return TokenDataset(folder / "train.bin")
+    stream = np.random.default_rng(0).integers(2, vocab, 20 * seq_len + 1)
+    return TokenDataset(write_token_folder(folder, {"train": stream}, vocab, seq_len))
 
 
 def trainer_config(**parallel: object):

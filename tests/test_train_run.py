@@ -19,6 +19,7 @@ from safetensors.numpy import load_file
 
 from common.errors import ConfigError
 from stages.train.config import load_trainer_config
+from tests.token_files import learnable_stream, write_token_folder
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -35,18 +36,8 @@ train: {steps: STEPS, global_batch: 4, eval_every: 4, eval_batches: 2, checkpoin
 def write_splits(folder: Path, seed: int = 0) -> Path:
     """train.bin and validation.bin (random tokens with a learnable bigram pattern) and their meta.json."""
     rng = np.random.default_rng(seed)
-    splits = {}
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, n_tokens in (("train", 40 * SEQ_LEN + 1), ("validation", 8 * SEQ_LEN + 1)):
-        stream = rng.integers(2, VOCAB, n_tokens)
-        stream[1::2] = (stream[0::2][: stream[1::2].size] * 7) % VOCAB
-        stream.astype(np.uint16).tofile(folder / f"{name}.bin")
-        np.array([0, n_tokens], dtype=np.int64).tofile(folder / f"{name}.idx")
-        splits[name] = {"bin": f"{name}.bin", "idx": f"{name}.idx", "tokens": n_tokens, "documents": 1}
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": VOCAB, "eos_id": 0, "pad_id": 1,
-            "seq_len": SEQ_LEN, "splits": splits}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    return folder / "train.bin"
+    splits = {name: learnable_stream(windows * SEQ_LEN + 1, VOCAB, rng) for name, windows in (("train", 40), ("validation", 8))}
+    return write_token_folder(folder, splits, VOCAB, SEQ_LEN)
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +193,38 @@ def test_bad_configuration_names_the_key(data: Path, tmp_path: Path) -> None:
     assert result.returncode == 2 and "--set train.stepz=3: train.stepz: unknown key" in result.stderr
     result = run(train_command(data, tmp_path / "run", write_config(tmp_path, 4), "--set", "model.compute_dtype=bfloat16"))
     assert result.returncode == 2 and "runs on Ascend only" in result.stderr
+
+
+def _copy_tokens(data: Path, folder: Path) -> Path:
+    folder.mkdir()
+    for path in data.parent.iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    return folder / "train.bin"
+
+
+def test_token_ids_beyond_the_vocabulary_are_refused_before_training(data: Path, tmp_path: Path) -> None:
+    tokens = _copy_tokens(data, tmp_path / "tokens")
+    meta = json.loads((tokens.parent / "meta.json").read_text())
+    (tokens.parent / "meta.json").write_text(json.dumps(meta | {"vocab_size": 50}))
+    result = run(train_command(tokens, tmp_path / "run", write_config(tmp_path, 4)))
+    assert result.returncode == 2, result.stderr
+    assert f"{tokens}: token " in result.stderr and "not below the vocab_size 50" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_flipped_bytes_in_the_tokens_are_refused_and_sampled_mode_is_cheaper(data: Path, tmp_path: Path) -> None:
+    tokens = _copy_tokens(data, tmp_path / "tokens")
+    healthy = run(train_command(tokens, tmp_path / "ok", write_config(tmp_path, 1)))
+    assert healthy.returncode == 0 and f"{tokens}: " in healthy.stdout and "every byte hashed" in healthy.stdout
+    blob = bytearray(tokens.read_bytes())
+    blob[2 * (len(blob) // 4)] ^= 0x01  # the low byte of one id: it changes by one, still below the vocabulary
+    tokens.write_bytes(bytes(blob))
+    result = run(train_command(tokens, tmp_path / "run", write_config(tmp_path, 4)))
+    assert result.returncode == 2 and f"{tokens}: its sha256 is not the one meta.json records" in result.stderr
+    assert "Traceback" not in result.stderr
+    # the whole file is smaller than the 16 sampled blocks, so the sampled check sees the flip too
+    sampled = run(train_command(tokens, tmp_path / "run", write_config(tmp_path, 4), "--set", "train.verify_tokens=sampled"))
+    assert sampled.returncode == 2 and "its sampled_sha256 is not the one meta.json records" in sampled.stderr
 
 
 def test_config_layers_and_fingerprint(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 
-from common.files import fsync_dir
+from common.files import fsync_dir, sampled_sha256
 from common.hashing import mix64, seeded_draws
 from common.runner import WORK_DIR
 from common.shards import ShardInfo, iter_batches
@@ -137,8 +137,9 @@ def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int,
                max_documents: int) -> tuple[list[ShardInfo], dict]:
     """Write the split's stream(s) from its unit shards; return the files (.bin, .idx per stream) and the tally.
 
-    The tally holds the split's totals and, when it has several streams, ``streams``: each one's files,
-    tokens and documents, in reading order."""
+    The tally holds the split's totals, ``checksums`` (the sha256 and sampled sha256 of each file, which
+    the trainer verifies) and, when it has several streams, ``streams``: each one's files, tokens and
+    documents, in reading order."""
     tally = SplitTally()
     groups = stream_groups(shards, max_documents)
     infos: list[ShardInfo] = []
@@ -149,7 +150,9 @@ def pack_split(stage_dir: Path, split: str, shards: list[ShardInfo], seed: int,
         infos += [bin_info, idx_info]
         streams.append({"bin": bin_info.path, "idx": idx_info.path, "tokens": bin_info.rows,
                         "documents": idx_info.rows})
-    result = tally.to_dict()
+    checksums = {info.path: {"sha256": info.sha256, "sampled_sha256": sampled_sha256(stage_dir / info.path)}
+                 for info in infos}
+    result = tally.to_dict() | {"checksums": checksums}
     return infos, result if len(groups) == 1 else {"streams": streams, **result}
 
 

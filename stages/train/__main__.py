@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
         tokens = open_tokens(tokens_path, config.train.seq_len)
+        print(tokens.verify(config.train.verify_tokens), flush=True)
         vocab = padded_vocab(tokens.vocab_size, config.parallel.model_parallel)
         if vocab != tokens.vocab_size:
             print(f"vocabulary of {tokens.vocab_size} ids padded to {vocab} rows, a multiple of "
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         validation = None
         if args.validation or validation_path.is_file():
             validation = open_tokens(validation_path, tokens.seq_len)
+            print(validation.verify(config.train.verify_tokens), flush=True)
         run_dir = args.run_dir or args.data_dir / "train"
         setup_device(device, config.train.threads, config.ascend)
         world = join_world(semi_auto=uses_semi_auto(config.parallel))

@@ -106,6 +106,8 @@ class TrainConfig(Section):
     count. ``peak_flops_device`` names the row of the MFU peak table (a key of
     :data:`stages.train.flops.PEAK_TFLOPS`, e.g. ``ascend-910b2``) or ``auto``: the CPU estimate on
     CPU. It was called ``device`` before; that name is refused with a pointer to the new ones.
+    ``verify_tokens`` is how the token files are checked against meta.json's checksums at start
+    (:meth:`common.tokens.TokenDataset.verify`: ``full``, ``sampled``, or ``auto`` by size).
     """
 
     steps: int = Field(default=200, gt=0)
@@ -120,6 +122,7 @@ class TrainConfig(Section):
     device_target: Literal["auto", "cpu", "ascend"] = "auto"
     device_id: int | None = Field(default=None, ge=0)
     peak_flops_device: str = "auto"
+    verify_tokens: Literal["auto", "full", "sampled"] = "auto"
 
     @model_validator(mode="before")
     @classmethod

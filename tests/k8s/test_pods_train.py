@@ -18,6 +18,7 @@ from tests.conftest import REPO
 from tests.k8s import controllers
 from tests.k8s.kube import containers, deep, env_value, one, render
 from tests.k8s.pods import Pod, PodRunner, shared_folder
+from tests.token_files import learnable_stream, write_token_folder
 
 VOCAB, SEQ_LEN = 512, 256
 DIGEST = re.compile(r"rank (\d+): parameters sha256 ([0-9a-f]{64})")
@@ -27,19 +28,9 @@ STEPS = load_trainer_config(REPO / "configs" / "train-cpu.yaml").train.steps
 
 def write_tokens(folder: Path, vocab: int = VOCAB, seq_len: int = SEQ_LEN) -> None:
     """A tiny packed token set in the tokenize stage's format (train and validation splits, meta.json)."""
-    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
-    splits = {}
-    for name, windows in (("train", 64), ("validation", 16)):
-        n_tokens = windows * seq_len + 1
-        stream = rng.integers(2, vocab, n_tokens)
-        stream[1::2] = (stream[0::2][: stream[1::2].size] * 7) % vocab  # something to learn
-        stream.astype(np.uint16).tofile(folder / f"{name}.bin")
-        np.array([0, n_tokens], dtype=np.int64).tofile(folder / f"{name}.idx")
-        splits[name] = {"bin": f"{name}.bin", "idx": f"{name}.idx", "tokens": n_tokens, "documents": 1}
-    meta = {"format": "kiln-tokens/1", "dtype": "uint16", "vocab_size": vocab, "eos_id": 0, "pad_id": 1,
-            "seq_len": seq_len, "splits": splits}
-    (folder / "meta.json").write_text(json.dumps(meta))
+    splits = {name: learnable_stream(windows * seq_len + 1, vocab, rng) for name, windows in (("train", 64), ("validation", 16))}
+    write_token_folder(folder, splits, vocab, seq_len)
 
 
 def _volume(root: Path) -> Path:
