@@ -151,16 +151,17 @@ def code_version(*packages: str) -> str:
     return f"{version}+{digest.hexdigest()[:12]}"
 
 
-def check_input_manifest(stage_dir: Path) -> Manifest:
+def check_input_manifest(stage_dir: Path, every_checksum: bool = False) -> Manifest:
     """The manifest of an input stage after checking that it is whole and agrees with the stage before it.
 
     Its accounting balances; its document files (every ``.arrow`` file among the shards and the named
     outputs) hold exactly ``accounting.out`` rows and are all on disk at their recorded sizes; every
     other named output (side files: summaries, token streams, the tokenizer) is on disk with its
     recorded size, and those under 64 MiB with their recorded sha256 (shards and token streams are
-    checked by their readers); and its ``in`` equals the ``out`` of the stage it read, when that
-    stage's folder is still there. A stage that
-    reads an edited or incomplete manifest would silently lose or invent documents: this refuses.
+    checked by their readers; ``every_checksum`` checks every file's sha256 here, before any work);
+    and its ``in`` equals the ``out`` of the stage it read, when that stage's folder is still there.
+    A stage that reads an edited or incomplete manifest would silently lose or invent documents: this
+    refuses.
     """
 
     manifest = require_manifest(stage_dir)
@@ -182,7 +183,8 @@ def check_input_manifest(stage_dir: Path) -> Manifest:
         file = stage_dir / info.path
         if not file.is_file() or file.stat().st_size != info.bytes:
             raise refuse(f"{info.path} is missing or not {info.bytes:,} bytes")
-        if not info.path.endswith((".arrow", ".bin")) and info.bytes < 64 << 20 and file_sha256(file) != info.sha256:
+        cheap = not info.path.endswith((".arrow", ".bin")) and info.bytes < 64 << 20
+        if (every_checksum or cheap) and file_sha256(file) != info.sha256:
             raise refuse(f"{info.path} does not match its recorded sha256")
     upstream = input_stage_of(manifest.stage) if manifest.stage in STAGE_ORDER else None
     before_manifest = read_manifest(stage_dir.parent / upstream) if upstream is not None else None

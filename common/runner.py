@@ -439,10 +439,11 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
         return _run_stage(stage, cfg, data_dir, force, log)
 
 
-def _require_documents(stage: str, input_dir: Path) -> None:
-    """Refuse to run on an input manifest that is not whole (``check_input_manifest``), or on an input stage
-    that kept no document: nothing downstream could be useful."""
-    accounting = check_input_manifest(input_dir).accounting
+def _require_documents(stage: str, input_dir: Path, every_checksum: bool) -> None:
+    """Refuse to run on an input manifest that is not whole (``check_input_manifest``; with ``every_checksum``
+    every input file's sha256 too), or on an input stage that kept no document: nothing downstream could be
+    useful."""
+    accounting = check_input_manifest(input_dir, every_checksum).accounting
     if accounting.docs_out == 0:
         dropped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(accounting.dropped.items(), key=lambda kv: -kv[1]))
         raise KilnError(f"{stage}: {input_dir.name} kept none of its {accounting.docs_in:,} documents"
@@ -455,8 +456,9 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
     wall_start = time.perf_counter()
     stage_dir = data_dir / stage.name
     input_dir = data_dir / stage.input_stage if stage.input_stage else None
-    if input_dir is not None:
-        _require_documents(stage.name, input_dir)
+    if input_dir is not None:  # --force removes the previous output: first make sure the input is sound
+        replacing = force and stage_dir.is_dir() and any(c.name != LOG_DIR for c in stage_dir.iterdir())
+        _require_documents(stage.name, input_dir, every_checksum=replacing)
     plan = stage.plan(cfg, input_dir)
     stage_config = cfg.section(stage.name).model_dump(mode="json")
     fp = fingerprint({"stage": stage.name, "config": stage_config, "input": plan.input})

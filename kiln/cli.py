@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -22,6 +24,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
     if not args.data_dir.exists():
         raise KilnError(f"{args.data_dir} does not exist (run `make data DATA_DIR={args.data_dir}` first)")
+    if not args.data_dir.is_dir():
+        raise KilnError(f"{args.data_dir} is a file, not a data folder: pass the DATA_DIR that `make data` wrote")
     print(format_status(stage_status(args.data_dir)))
     if tokens := token_summary(args.data_dir):
         print(tokens)
@@ -183,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     except KilnError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`kiln status | head`): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -210,13 +210,44 @@ def test_bad_records_are_counted_and_kept_for_audit(tmp_path: Path, run):
     assert by_location["messy/mixed.jsonl:7"]["source_id"] == "m3"
 
 
-def test_parquet_without_text_column_drops_every_row(tmp_path: Path, run):
+def test_parquet_without_text_column_drops_every_row_and_names_the_columns_it_has(tmp_path: Path, run, caplog):
     path = tmp_path / "notext.parquet"
-    pq.write_table(pa.table({"id": ["a", "b", "c"], "body": ["x", "y", "z"]}), path)
-    manifest = run(STAGE, tmp_path / "data", make_config(input=[path]))
-    assert manifest.accounting.to_dict() == {"in": 3, "out": 0, "dropped": {"missing_text": 3}}
+    pq.write_table(pa.table({"id": [f"r{i}" for i in range(12)], "body": ["x"] * 12}), path)
+    with caplog.at_level("WARNING"):
+        manifest = run(STAGE, tmp_path / "data", make_config(input=[path]))
+    assert manifest.accounting.to_dict() == {"in": 12, "out": 0, "dropped": {"missing_text": 12}}
     rows = _read_excluded(tmp_path / "data", manifest, "missing_text")
-    assert [r["location"] for r in rows] == ["notext.parquet:row 0", "notext.parquet:row 1", "notext.parquet:row 2"]
+    assert [r["location"] for r in rows] == [f"notext.parquet:row {i}" for i in range(12)]
+    assert ("notext.parquet: 12 of 12 records have no text field 'text' (ingest.fields.text); its records have the "
+            "fields 'body', 'id'") in caplog.text
+
+
+def test_a_binary_file_named_jsonl_gets_one_file_level_warning(tmp_path: Path, run, caplog):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "good.jsonl").write_bytes(_jsonl_bytes(DOCS * 5))
+    (folder / "photo.jsonl").write_bytes(random.Random(7).randbytes(32 * 1024))
+    with caplog.at_level("WARNING"):
+        manifest = run(STAGE, tmp_path / "data", make_config(input=[folder]))
+    _balanced(manifest)
+    assert manifest.accounting.docs_out == 20
+    warnings = [line for line in caplog.text.splitlines() if "photo.jsonl" in line]
+    assert len(warnings) == 1 and "records are not UTF-8 JSON" in warnings[0] and "binary file" in warnings[0]
+    assert "good.jsonl" not in caplog.text
+
+
+def test_a_symlinked_folder_inside_the_input_is_read(tmp_path: Path, run):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "more.jsonl").write_bytes(_jsonl_bytes(DOCS[:2]))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "main.jsonl").write_bytes(_jsonl_bytes(DOCS[2:]))
+    (corpus / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (corpus / "loop").symlink_to(corpus, target_is_directory=True)  # a cycle is walked once
+    manifest = run(STAGE, tmp_path / "data", make_config(input=[corpus]))
+    assert manifest.accounting.to_dict() == {"in": 4, "out": 4, "dropped": {}}
+    assert sorted(d["source_id"] for d in _read_docs(tmp_path / "data", manifest)) == [d["id"] for d in DOCS]
 
 
 def _truncated_inputs(folder: Path) -> dict[str, Path]:

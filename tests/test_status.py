@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from common.manifest import Accounting, Manifest, write_manifest
 from common.shards import ShardInfo
 from kiln.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_missing_partial_and_done(tmp_path: Path, capsys):
@@ -35,3 +39,21 @@ def test_missing_partial_and_done(tmp_path: Path, capsys):
 def test_a_missing_run_is_a_clear_error(tmp_path: Path, capsys):
     assert main(["status", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_file_in_place_of_the_data_folder_is_a_clear_error(tmp_path: Path, capsys):
+    (tmp_path / "data").write_text("not a folder")
+    assert main(["status", str(tmp_path / "data")]) == 2
+    assert "is a file, not a data folder" in capsys.readouterr().err
+
+
+def test_status_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path):
+    for stage in ("ingest", "clean"):
+        write_manifest(tmp_path / stage, Manifest(
+            stage=stage, code_version="v", fingerprint="f", config={}, input={}, excluded={},
+            shards=[ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)],
+            accounting=Accounting(10, 7, {"bad_json": 3})))
+    shell = f"{sys.executable} -m kiln status {tmp_path} | head -n 1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True, cwd=REPO)
+    assert result.stdout.count("\n") == 1
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr

@@ -76,3 +76,19 @@ def test_an_edited_side_file_is_refused(demo: Path, tmp_path: Path):
     result = cli("-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1", check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "mix_summary.json does not match its recorded sha256" in result.stderr
+
+
+@pytest.mark.slow
+def test_force_refuses_a_corrupt_input_before_it_removes_the_previous_output(demo: Path, tmp_path: Path):
+    data = tmp_path / "data"
+    for name in ("ingest", "clean", "dedup"):
+        shutil.copytree(demo / name, data / name, ignore=shutil.ignore_patterns("_work"))
+    shard = data / "clean" / json.loads((data / "clean" / "_manifest.json").read_text())["shards"][-1]["path"]
+    blob = bytearray(shard.read_bytes())
+    blob[len(blob) // 2] ^= 0x20
+    shard.write_bytes(bytes(blob))
+    before = sorted(p.relative_to(data) for p in (data / "dedup").rglob("*") if "_logs" not in p.parts)
+    result = cli("-m", "stages.dedup", "--data-dir", str(data), "--force", "--set", "ray.num_cpus=1", check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"{shard.name} does not match its recorded sha256" in result.stderr
+    assert sorted(p.relative_to(data) for p in (data / "dedup").rglob("*") if "_logs" not in p.parts) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,22 @@ def default_source(file: InputFile) -> str:
     return name
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` (hidden file names left out), sorted, following symlinked folders once each:
+    a link back to a folder already walked is not walked again."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = Path(root).resolve()
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        dirs.sort()
+        found += [Path(root) / n for n in names if not n.startswith(".") and (Path(root) / n).is_file()]
+    return sorted(found)
+
+
 def resolve_inputs(specs: list[str]) -> tuple[list[InputFile], list[str]]:
     """Expand files, folders and globs into readable input files (sorted) and ignored file names."""
     if not specs:
@@ -66,7 +83,7 @@ def resolve_inputs(specs: list[str]) -> tuple[list[InputFile], list[str]]:
             raise KilnError(f"input {spec!r} matches no file or folder")
         for match in map(Path, matches):
             if match.is_dir():
-                for path in sorted(p for p in match.rglob("*") if p.is_file() and not p.name.startswith(".")):
+                for path in folder_files(match):
                     fmt = detect_format(path)
                     rel = path.relative_to(match).as_posix()
                     if fmt is None:
