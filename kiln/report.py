@@ -162,6 +162,10 @@ def _ingest_section(stage: StageData) -> str:
         entry[1] += int(info.get("bytes", 0))
     rows = [[fmt, f"{n:,}", human_bytes(size)] for fmt, (n, size) in sorted(by_format.items())]
     files = "<h3>Input files</h3>" + table(["format", "files", "bytes"], rows, numeric={1, 2}) if rows else ""
+    transcoded = stage.details.get("transcoded") or {}
+    if transcoded:
+        files += "<h3>Text files transcoded to UTF-8</h3>" + table(
+            ["encoding", "documents"], [[enc, f"{n:,}"] for enc, n in sorted(transcoded.items())], numeric={1})
     return _accounting_section(stage) + files
 
 

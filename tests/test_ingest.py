@@ -93,6 +93,36 @@ def test_txt_folder_one_document_per_file(tmp_path: Path, run):
     assert manifest.input["ignored"] == ["poems/notes.md"]
 
 
+ZH_PARAGRAPH = ("长江是中国最长的河流，全长约六千三百公里。它发源于青藏高原，流经十一个省、自治区和直辖市，"
+                "最后在上海注入东海。长江流域是中国经济最发达的地区之一。")
+EN_PARAGRAPH = "The café on the corner served crème brûlée to a naïve visitor — twice, as the façade suggests. " * 2
+
+
+def test_txt_files_in_chinese_and_legacy_encodings_are_transcoded_and_counted(tmp_path: Path, run):
+    folder = tmp_path / "legacy"
+    folder.mkdir()
+    files = {
+        "gbk.txt": ZH_PARAGRAPH.encode("gbk"),
+        "gb18030.txt": ZH_PARAGRAPH.encode("gb18030"),
+        "utf16.txt": ZH_PARAGRAPH.encode("utf-16"),  # with its BOM
+        "utf16-en.txt": EN_PARAGRAPH.encode("utf-16"),
+        "utf8-bom.txt": b"\xef\xbb\xbf" + ZH_PARAGRAPH.encode("utf-8"),
+        "cp1252.txt": EN_PARAGRAPH.encode("cp1252"),
+        "binary.txt": random.Random(5).randbytes(4096),
+    }
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    manifest = run(STAGE, tmp_path / "data", make_config(input=[folder]))
+    _balanced(manifest)
+    texts = {d["source_id"]: d["text"] for d in _read_docs(tmp_path / "data", manifest)}
+    assert texts == {"gbk.txt": ZH_PARAGRAPH, "gb18030.txt": ZH_PARAGRAPH, "utf16.txt": ZH_PARAGRAPH,
+                     "utf16-en.txt": EN_PARAGRAPH, "utf8-bom.txt": ZH_PARAGRAPH, "cp1252.txt": EN_PARAGRAPH}
+    (binary,) = _read_excluded(tmp_path / "data", manifest, "bad_utf8")
+    assert binary["location"] == "legacy/binary.txt" and "invalid UTF-8 at byte" in binary["signal"]
+    details = json.loads((tmp_path / "data" / "ingest" / "_stats.json").read_text())["details"]
+    assert details["transcoded"] == {"gb18030": 2, "utf_16": 2, "cp1252": 1}
+
+
 def test_field_mapping_and_category_rules(tmp_path: Path, run):
     records = [
         {"uid": 7, "content": "mapped text one", "link": "u1", "site": "forum", "kind": "dialogue"},

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import charset_normalizer
 import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
@@ -22,12 +23,19 @@ from common.errors import UnreadableFileError
 READ_BLOCK = 1 << 20
 
 
+# .txt files that are not UTF-8: the encodings charset-normalizer may choose from (GB18030 covers GBK and
+# GB2312; a BOM decides UTF-16 and UTF-32)
+TEXT_ENCODINGS = ("gb18030", "big5", "utf_16", "utf_32", "cp1252")
+
+
 @dataclass(frozen=True)
 class RawRecord:
-    """A decoded input record (a JSON object, a Parquet row, or a text file) and where it came from."""
+    """A decoded input record (a JSON object, a Parquet row, or a text file) and where it came from;
+    ``encoding`` is the one a text file was transcoded from, None for UTF-8."""
 
     fields: dict
     location: str
+    encoding: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,8 +152,16 @@ def read_parquet(spec: dict, path: Path) -> Iterator[Item]:
         raise UnreadableFileError(f"{name}: unreadable Parquet file ({err})") from None
 
 
+def transcode(data: bytes) -> tuple[str, str] | None:
+    """The text of bytes that are not UTF-8 and the encoding charset-normalizer finds for them among
+    TEXT_ENCODINGS, or None when none fits."""
+    match = charset_normalizer.from_bytes(data, cp_isolation=list(TEXT_ENCODINGS)).best()
+    return (str(match).removeprefix("\ufeff"), match.encoding) if match is not None else None
+
+
 def read_text_files(spec: dict, root: Path) -> Iterator[Item]:
-    """One record per .txt file: the whole file is the text, its relative path the id."""
+    """One record per .txt file: the whole file is the text (UTF-8 with or without a BOM, else transcoded
+    from the encoding :func:`transcode` finds), its relative path the id."""
     for rel in spec["files"]:
         location = f"{spec['name']}/{rel}"
         try:
@@ -153,11 +169,14 @@ def read_text_files(spec: dict, root: Path) -> Iterator[Item]:
         except OSError as err:
             raise UnreadableFileError(f"{location}: cannot be read ({err})") from None
         try:
-            text = data.decode("utf-8")
+            text, encoding = data.decode("utf-8").removeprefix("\ufeff"), None
         except UnicodeDecodeError as err:
-            yield BadRecord("bad_utf8", data.decode("utf-8", errors="replace"), f"invalid UTF-8 at byte {err.start}", location)
-            continue
-        yield RawRecord({"text": text.removeprefix("\ufeff"), "id": rel}, location)
+            if (found := transcode(data)) is None:
+                yield BadRecord("bad_utf8", data.decode("utf-8", errors="replace"),
+                                f"invalid UTF-8 at byte {err.start}, and not {' or '.join(TEXT_ENCODINGS)}", location)
+                continue
+            text, encoding = found
+        yield RawRecord({"text": text, "id": rel}, location, encoding)
 
 
 def read_unit(spec: dict) -> Iterator[Item]:

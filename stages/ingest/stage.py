@@ -59,6 +59,9 @@ def _ingest_records(unit: WorkUnit, ctx: UnitContext) -> None:
             ctx.drop(item.reason, [{"text": item.raw, "location": item.location}], signal=item.detail)
             continue
         rejected = builder.add(item)
+        if item.encoding is not None and rejected is None:
+            transcoded = ctx.stats.setdefault("transcoded", {})
+            transcoded[item.encoding] = transcoded.get(item.encoding, 0) + 1
         if rejected is not None:
             dropped[rejected.reason] += 1
             if fields.text not in item.fields:
