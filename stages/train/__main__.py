@@ -61,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
 def _summary_lines(summary: RunSummary, run_dir: Path) -> list[str]:
     best = "none (no validation split)" if summary.best_val_loss is None else (
         f"{summary.best_val_loss:.4f} (perplexity {math.exp(summary.best_val_loss):.2f})")
+    if summary.last_step <= summary.start_step:
+        return [
+            f"done: nothing to train, the checkpoint in {run_dir / 'checkpoints'} is already at step "
+            f"{summary.start_step} of {summary.total_steps} (raise train.steps to go on, or pass --restart)",
+            f"  best val loss   {best}",
+            f"  checkpoints     {run_dir / 'checkpoints'}/{{latest,best}}",
+        ]
     return [
         f"done: steps {summary.start_step}..{summary.last_step} of {summary.total_steps}, "
         f"{summary.parameters:,} parameters",

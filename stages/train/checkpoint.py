@@ -27,16 +27,19 @@ slices it again.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol
 
 import mindspore as ms
+from mindspore import log as ms_log
 from mindspore import nn
 
 from common.errors import KilnError
@@ -79,9 +82,23 @@ def _key_error(path: Path | str, missing: Iterable[str], extra: Iterable[str]) -
     return CheckpointError(f"{path}: keys do not match the target: missing {missing}, extra {extra}")
 
 
+@contextmanager
+def _quiet_mindspore_warnings() -> Iterator[None]:
+    """Hold back MindSpore's own warnings (its logger below ERROR) for the block."""
+    logger = ms_log._get_logger()
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def _load_into(file: str, target: nn.Cell, params: dict[str, ms.Parameter], ignored: set[str]) -> None:
-    """Strict load; every target parameter outside ``ignored`` and every checkpoint key must be loaded."""
-    not_loaded, unused = ms.load_param_into_net(target, params, strict_load=True)
+    """Strict load; every target parameter outside ``ignored`` and every checkpoint key must be loaded.
+    MindSpore's warning that the ``ignored`` ones were not loaded is held back: the check here is exact."""
+    with _quiet_mindspore_warnings():
+        not_loaded, unused = ms.load_param_into_net(target, params, strict_load=True)
     error = _key_error(file, set(not_loaded) - ignored, unused)
     if error:
         raise error
