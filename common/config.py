@@ -50,6 +50,7 @@ class RayConfig(Section):
     # stage -> custom Ray resource each of its work units requests (one unit of it per task), so
     # that an autoscaling cluster grows exactly the worker group that declares that resource
     stage_resources: dict[str, str] = Field(default_factory=lambda: {"clean": "clean"})
+    task_retries: int = Field(default=3, ge=0)
 
 
 class DemoConfig(Section):

@@ -23,3 +23,7 @@ class AccountingError(KilnError):
 
 class UnreadableFileError(KilnError):
     """An input file cannot be read at all (truncated archive, broken footer, ...)."""
+
+
+class DiskFullError(KilnError):
+    """A write ran out of space (or quota); the message names the folder, the free space and what was needed."""

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
+
+from common.errors import DiskFullError
 
 
 def file_sha256(path: Path) -> str:
@@ -64,3 +68,29 @@ def atomic_write_json(path: Path, data: object, *, indent: int = 2, sort_keys: b
     """Write ``data`` as UTF-8 JSON ending in a newline, atomically (see :func:`atomic_write_bytes`)."""
     text = json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def human_bytes(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """Whether ``err`` is a write refused for want of space (ENOSPC, or a quota: EDQUOT)."""
+    return isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full_error(what: str, folder: Path, needed: int | None = None, then: str = "rerun") -> DiskFullError:
+    """The error for ``what`` having run out of space while writing under ``folder``: the filesystem's free
+    and total space, the estimate ``needed`` when known, and what to do."""
+    existing = next(p for p in (Path(folder), *Path(folder).absolute().parents) if p.exists())
+    usage = shutil.disk_usage(existing)
+    need = f"; it needs about {human_bytes(needed)} in all" if needed else ""
+    return DiskFullError(f"{what}: no space left on the filesystem of {folder} ({human_bytes(usage.free)} free of "
+                         f"{human_bytes(usage.total)}){need}. Nothing half-written was kept: free space there, or "
+                         f"use another --data-dir, then {then}")

@@ -8,6 +8,7 @@ resume, the accounting check, the manifest and stats — happens here, once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ import pyarrow as pa
 from common.config import KilnConfig, fingerprint
 from common.errors import AccountingError, KilnError, ResumeRefused
 from common.faults import fault_point
-from common.files import atomic_write_json
+from common.files import atomic_write_json, disk_full_error, is_disk_full
 from common.lock import data_dir_lock
 from common.log import LOG_DIR, progress
 from common.manifest import (
@@ -359,17 +360,31 @@ TaskRunner = Callable[..., list]
 """``run_tasks``'s shape: (fn, calls, cfg, desc, log, point) -> the results, for steps that accept another runner."""
 
 
+def _cancel(refs: list) -> None:
+    """Cancel the tasks of ``refs`` and wait until they have ended (so none still writes), fetching each
+    outcome so that Ray does not report their errors as unhandled."""
+    import ray
+
+    for ref in refs:
+        ray.cancel(ref, force=True)
+    for ref in refs:
+        with contextlib.suppress(ray.exceptions.RayError):
+            ray.get(ref, timeout=60)
+
+
 def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger, point: str,
               on_result: Callable[[object], str | None] | None = None, resource: str | None = None) -> list:
     """Run ``fn(*args)`` for every args tuple in ``calls`` as Ray tasks (one CPU each), with a
     progress bar; results come back in completion order. A failure cancels the rest and is
-    raised as a KilnError naming the call. ``on_result`` may return a progress note. Each
+    raised as a KilnError naming the call; a task whose worker died is rerun up to
+    ``ray.task_retries`` times. ``on_result`` may return a progress note. Each
     result passes the fault point ``<point>.done`` (see common/faults.py). With ``resource``
     each task also asks for one unit of that custom Ray resource."""
     import ray
 
     ensure_ray(cfg.ray)
-    remote = ray.remote(num_cpus=1, max_retries=0, resources={resource: 1} if resource else None)(fn)
+    remote = ray.remote(num_cpus=1, max_retries=cfg.ray.task_retries,
+                        resources={resource: 1} if resource else None)(fn)
     refs = {remote.remote(*args): args for args in calls}
     results = []
     with progress(len(refs), desc, unit="task") as bar:
@@ -379,13 +394,18 @@ def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log:
             try:
                 result = ray.get(done[0])
             except ray.exceptions.RayTaskError as err:
-                for ref in waiting:
-                    ray.cancel(ref, force=True)
+                _cancel(waiting)
                 cause = err.cause if isinstance(err.cause, Exception) else err
-                if isinstance(cause, KilnError):
+                if isinstance(cause, KilnError) or is_disk_full(cause):
                     raise cause from None
                 log.debug("task failed", exc_info=err)
                 raise KilnError(f"{desc}: task {refs[done[0]][-1]} failed: {cause!r}") from None
+            except ray.exceptions.RayError as err:  # its worker or node died on every try
+                _cancel(waiting)
+                raise KilnError(f"{desc}: task {refs[done[0]][-1]} was lost {cfg.ray.task_retries + 1} times "
+                                f"(ray.task_retries={cfg.ray.task_retries}): {type(err).__name__}: "
+                                f"{str(err).splitlines()[0] if str(err) else ''}; finished units are kept, "
+                                "rerun to go on") from None
             results.append(result)
             fault_point(f"{point}.done")
             note = on_result(result) if on_result else None
@@ -436,7 +456,23 @@ def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log
     """Run (or resume) ``stage`` under ``data_dir`` and return its manifest; refused while another run holds
     ``data_dir`` (common/lock.py)."""
     with data_dir_lock(data_dir, log):
-        return _run_stage(stage, cfg, data_dir, force, log)
+        try:
+            return _run_stage(stage, cfg, data_dir, force, log)
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            stage_dir = data_dir / stage.name
+            _remove_temporaries(stage_dir)
+            raise disk_full_error(stage.name, stage_dir, _input_bytes(data_dir, stage),
+                                  then="rerun: the finished work units are kept") from None
+
+
+def _input_bytes(data_dir: Path, stage: MapStage) -> int | None:
+    """The size of a stage's input shards: roughly what its output needs (less when it drops documents)."""
+    if stage.input_stage is None:
+        return None
+    manifest = read_manifest(data_dir / stage.input_stage)
+    return sum(info.bytes for info in manifest.shards) if manifest else None
 
 
 def _require_documents(stage: str, input_dir: Path, every_checksum: bool) -> None:
@@ -482,6 +518,7 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
         for result in _execute(stage, cfg, stage_dir, input_dir, pending, log):
             done[result.index] = result
 
+    _remove_temporaries(stage_dir)  # what workers killed mid-unit left (their units were rerun)
     results = [done[u.index] for u in plan.units]
     total = Accounting()
     excluded: dict[str, list[ShardInfo]] = {}

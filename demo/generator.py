@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
 
-from common.files import atomic_write_json
+from common.files import atomic_write_json, disk_full_error, is_disk_full
 from demo import content_defects
 from demo.content_docs import LANGUAGES, clean_document, tech_document
 from demo.content_foreign import FOREIGN_LANGS, foreign_document
@@ -32,6 +32,7 @@ RATES = {
 INGEST_FAILURES = ("bad_json", "bad_utf8", "missing_text", "empty_text")
 MIN_PER_KIND = 3
 MIN_DOCS = 100
+BYTES_PER_RECORD = 1400  # the corpus and its truth on disk, measured at 40k and 1M records (1.31-1.32 KB)
 NEAR_DUP_RANGE = (0.80, 0.95)
 NEAR_DUP_LOW_RANGE = (0.30, 0.60)
 COPY_LABELS = ("exact_dup", "near_dup", "near_dup_low")
@@ -341,6 +342,18 @@ def generate_demo_corpus(out_dir: Path, n_docs: int = 20000, seed: int = 1234) -
     The same (n_docs, seed) always gives byte-identical files. n_docs counts records over all files.
     """
     out_dir = Path(out_dir)
+    try:
+        return _generate(out_dir, n_docs, seed)
+    except OSError as err:
+        if not is_disk_full(err):
+            raise
+        shutil.rmtree(out_dir / "corpus", ignore_errors=True)
+        for name in ("truth.jsonl", "demo.json"):
+            (out_dir / name).unlink(missing_ok=True)
+        raise disk_full_error("demo corpus", out_dir, n_docs * BYTES_PER_RECORD) from None
+
+
+def _generate(out_dir: Path, n_docs: int, seed: int) -> DemoSummary:
     corpus_dir = out_dir / "corpus"
     rng = random.Random(seed)
     labels = _plan(rng, n_docs)

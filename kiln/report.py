@@ -14,13 +14,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
 from common.errors import KilnError
-from common.files import atomic_write_bytes
+from common.files import atomic_write_bytes, human_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
 from common.shards import ShardChecksumError, iter_batches
 from kiln.html import escape, save_chart, table
 from kiln.report_train import TRAIN_DIR, train_section
-from kiln.status import StageStatus, human_bytes, stage_status
+from kiln.status import StageStatus, stage_status
 from stages.dedup.lsh import candidate_probability
 from stages.train.metrics import METRICS_NAME
 

@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.files import human_bytes
 from common.manifest import MANIFEST_NAME, STATS_NAME, Accounting, read_manifest
 from common.pipeline import STAGE_ORDER
 from common.runner import STATE_NAME, WORK_DIR
@@ -60,16 +61,6 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
             status.wall_seconds = json.loads(stats_file.read_text()).get("wall_seconds")
         rows.append(status)
     return rows
-
-
-def human_bytes(n: int) -> str:
-    """1536 -> '1.5 KiB'."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
 
 
 def format_status(rows: list[StageStatus]) -> str:
