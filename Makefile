@@ -49,7 +49,7 @@ K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
 .PHONY: help data test lint status venv lock clean-data autoscale-demo
-.PHONY: train train-venv test-train train-lock
+.PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
@@ -74,7 +74,7 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
-	$(PY) -m pytest --ignore=tests/containers $(addprefix --ignore=,$(K8S_POD_TESTS)) $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/containers --ignore=tests/faults $(addprefix --ignore=,$(K8S_POD_TESTS)) $(PYTEST_ARGS)
 	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
 
 lint: $(STAMP) ## ruff over the code
@@ -110,6 +110,9 @@ else
 	$(TRAIN_PY) -m stages.train.launch --nproc $(NPROC) -- --data-dir $(DATA_DIR) --config $(TRAIN_CONFIG) $(ARGS)
 endif
 	@$(VENV)/bin/kiln report $(DATA_DIR) >/dev/null && echo "  plots           $(DATA_DIR)/report/index.html"
+
+test-faults: $(STAMP) ## the fault-injection suite: kills, a killed Ray worker, a full disk (needs root to mount a tmpfs)
+	$(PY) -m pytest tests/faults $(PYTEST_ARGS)
 
 test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
 	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py

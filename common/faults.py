@@ -1,7 +1,8 @@
 """Deterministic fault injection: crash a run at a named point, the way a node failure would.
 
 ``KILN_FAULT=<point>:<n>`` makes the n-th pass of this process through ``fault_point(<point>)``
-kill the run with SIGKILL: every process of its session (the driver and the Ray processes it
+kill the run with SIGKILL (``<point>:<n>:term`` sends this process SIGTERM instead, as a preemption
+would, and goes on): every process of its session (the driver and the Ray processes it
 started, some of which run in process groups of their own) when the process leads its session,
 its process group when it leads that, else the process alone. Nothing runs afterwards:
 no ``finally``, no ``atexit``, exactly as after an OOM kill. Tests use it to land a kill at a
@@ -22,12 +23,13 @@ _passes: Counter[str] = Counter()
 _log = logging.getLogger("kiln.faults")
 
 
-def parse_fault(spec: str) -> tuple[str, int]:
-    """``"<point>:<n>"`` -> (point, n); a clear ValueError for anything else."""
-    point, sep, count = spec.rpartition(":")
+def parse_fault(spec: str) -> tuple[str, int, bool]:
+    """``"<point>:<n>[:term]"`` -> (point, n, whether to send SIGTERM); a clear ValueError for anything else."""
+    term = spec.endswith(":term")
+    point, sep, count = spec.removesuffix(":term").rpartition(":")
     if not sep or not point or not count.isdigit() or int(count) < 1:
-        raise ValueError(f"{FAULT_ENV}={spec!r}: expected <point>:<n> with n >= 1, e.g. ingest.unit_done:2")
-    return point, int(count)
+        raise ValueError(f"{FAULT_ENV}={spec!r}: expected <point>:<n>[:term] with n >= 1, e.g. ingest.unit.done:2")
+    return point, int(count), term
 
 
 def fault_point(name: str) -> None:
@@ -37,8 +39,11 @@ def fault_point(name: str) -> None:
     spec = os.environ.get(FAULT_ENV)
     if not spec:
         return
-    point, count = parse_fault(spec)
+    point, count, term = parse_fault(spec)
     if point == name and _passes[name] == count:
+        if term:
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         _kill_the_run()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from safetensors.numpy import load_file
 
 from common.errors import ConfigError
+from common.faults import FAULT_ENV
 from stages.train.config import load_trainer_config
 from tests.token_files import learnable_stream, write_token_folder
 
@@ -310,3 +312,66 @@ def test_launcher_builds_the_msrun_command_for_several_nodes(tmp_path: Path) -> 
     assert worker_env()["PATH"].split(os.pathsep)[0] == str(Path(PYTHON).parent)
     result = run([PYTHON, "-m", "stages.train.launch", "--nnodes", "2", "--", "--data-dir", str(tmp_path)])
     assert result.returncode == 2 and "--master-port must be given" in result.stderr
+
+
+# -- faults: SIGKILL at seeded steps and inside a checkpoint write ends bit-exact; both checkpoints corrupt is a
+# clear error that overwrites nothing; SIGTERM during a checkpoint write lets it finish and exits 143.
+# KILN_FAULT_SEED=<n> replays another draw of kill steps.
+
+FAULT_SEED = int(os.environ.get("KILN_FAULT_SEED", "20261202"))
+FAULT_STEPS = 40  # the uninterrupted run, which checkpoints every 2 steps
+
+
+def _run_with_fault(command: list[str], fault: str) -> subprocess.CompletedProcess:
+    env = os.environ | {FAULT_ENV: fault}
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=240, env=env,
+                          start_new_session=True)
+
+
+def test_sigkill_at_seeded_steps_and_inside_a_checkpoint_write_ends_bit_exact(data: Path, uninterrupted: Path,
+                                                                            tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    command = train_command(data, run_dir, write_config(tmp_path, FAULT_STEPS))
+    inside = _run_with_fault(command, "train.checkpoint:2")  # after the 2nd checkpoint's files, before its rename
+    assert inside.returncode == -signal.SIGKILL, inside.stderr[-2000:]
+    kills = sorted(random.Random(FAULT_SEED).sample(range(len(metric_lines(run_dir)) + 2, FAULT_STEPS - 2), 4))
+    for at in kills:
+        status, output = kill_after(command, run_dir, at, signal.SIGKILL)
+        assert status == -signal.SIGKILL, output[-2000:]
+    finished = run(command)
+    assert finished.returncode == 0, finished.stderr
+    assert_bit_equal(weights(run_dir), weights(uninterrupted))
+    assert_bit_equal(weights(run_dir, "best"), weights(uninterrupted, "best"))
+    assert not list((run_dir / "checkpoints").glob(".*.tmp-*"))
+
+
+def test_both_checkpoints_corrupt_is_a_clear_error_and_overwrites_nothing(data: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    command = train_command(data, run_dir, write_config(tmp_path, FAULT_STEPS))
+    status, _ = kill_after(command, run_dir, 12, signal.SIGTERM)
+    assert status == 143
+    files = {}
+    for name in ("latest", "best"):
+        model = run_dir / "checkpoints" / name / "model.safetensors"
+        blob = bytearray(model.read_bytes())
+        blob[-5] ^= 0xFF
+        model.write_bytes(bytes(blob))
+        files[name] = {p.name: p.read_bytes() for p in model.parent.iterdir()}
+    result = run(command)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "latest" in result.stderr and "best" in result.stderr and "sha256 does not match" in result.stderr
+    for name, before in files.items():
+        assert {p.name: p.read_bytes() for p in (run_dir / "checkpoints" / name).iterdir()} == before
+
+
+def test_sigterm_during_a_checkpoint_write_completes_it_and_exits_143(data: Path, uninterrupted: Path,
+                                                                    tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    command = train_command(data, run_dir, write_config(tmp_path, FAULT_STEPS))
+    stopped = _run_with_fault(command, "train.checkpoint:2:term")  # SIGTERM to itself inside the 2nd write
+    assert stopped.returncode == 143, stopped.stderr[-2000:]
+    assert state(run_dir)["step"] <= 4 and "SIGTERM: saved" in stopped.stdout
+    assert not list((run_dir / "checkpoints").glob(".*.tmp-*"))
+    finished = run(command)
+    assert finished.returncode == 0, finished.stderr
+    assert_bit_equal(weights(run_dir), weights(uninterrupted))

@@ -43,6 +43,7 @@ from mindspore import log as ms_log
 from mindspore import nn
 
 from common.errors import KilnError
+from common.faults import fault_point
 from common.files import atomic_write_json, file_sha256, fsync_dir
 from stages.train.distributed import World, agree_to_stop, barrier
 
@@ -156,7 +157,7 @@ def save_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer
     atomic_write_json(tmp / STATE_FILE, state, sort_keys=True)
     atomic_write_json(tmp / CHECKSUMS_FILE, {f: file_sha256(tmp / f) for f in DATA_FILES}, sort_keys=True)
     fsync_dir(tmp)
-
+    fault_point("train.checkpoint")
     _swap_into_place(root, name, tmp)
     return root / name
 
