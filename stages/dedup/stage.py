@@ -67,6 +67,7 @@ EXACT_COLUMNS = {"doc_id": "int64", "key": "S16"}
 NODE_COLUMNS = {"doc_id": "int64", "category_rank": "int16", "quality": "float64", "exact": "S16", "shard": "int32"}
 MEMBER_COLUMNS = {"label": "int64", **NODE_COLUMNS}
 DECISION_COLUMNS = {"doc_id": "int64", "kept_id": "int64", "reason": "int8", "cluster_size": "int32"}
+SIGNATURE_BATCH_DOCS = 4096  # a signature task's memory follows this, not its shard's size
 
 
 def _quality(table: pa.Table, column: str) -> np.ndarray:
@@ -116,11 +117,15 @@ def signature_task(input_dir: str, shard_info: dict, shard: int, work: str, cfg:
         return int(np.load(marker)["doc_id"].size)
     table = read_shard(Path(input_dir), ShardInfo(**shard_info))
     texts = table.column("text").to_pylist()
-    hashes, offsets = shingle_hashes(texts, cfg.shingle_size)
+    parts, shingled = [], []
+    for start in range(0, max(len(texts), 1), SIGNATURE_BATCH_DOCS):  # one batch's shingle hashes at a time
+        hashes, offsets = shingle_hashes(texts[start:start + SIGNATURE_BATCH_DOCS], cfg.shingle_size)
+        parts.append(signatures(hashes, offsets, cfg.num_perm, cfg.seed))
+        shingled.append(np.diff(offsets) > 0)
     rank = {name: i for i, name in enumerate(cfg.category_priority)}
     write_signature_outputs(
         Path(work), shard, table.column("doc_id").to_numpy(), np.array(exact_keys(texts), dtype="S16"),
-        signatures(hashes, offsets, cfg.num_perm, cfg.seed), np.diff(offsets) > 0,
+        np.concatenate(parts), np.concatenate(shingled),
         np.array([rank.get(c, len(rank)) for c in table.column("category").to_pylist()], dtype=np.int16),
         _quality(table, cfg.quality_signal), cfg)
     return table.num_rows
