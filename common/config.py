@@ -109,7 +109,7 @@ class RuleConfig(Section):
 
     @field_validator("signal")
     @classmethod
-    def _known_signal(cls, signal: str) -> str:
+    def _signal_exists(cls, signal: str) -> str:
         return _known_signal(signal, SIGNAL_NAMES)
 
     @model_validator(mode="after")

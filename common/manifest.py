@@ -14,10 +14,9 @@ from pydantic import Field, TypeAdapter, WrapSerializer
 
 from common.errors import AccountingError, StageInputError
 from common.files import atomic_write_json, file_sha256
-from common.pipeline import STAGE_ORDER, input_stage_of
+from common.pipeline import MANIFEST_NAME, STAGE_ORDER, input_stage_of
 from common.shards import ShardInfo
 
-MANIFEST_NAME = "_manifest.json"
 STATS_NAME = "_stats.json"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 STAGE_ORDER = ("ingest", "clean", "dedup", "mix", "tokenize")
+# a stage folder is finished when it holds this file (common/manifest.py writes and reads it)
+MANIFEST_NAME = "_manifest.json"
 
 
 def input_stage_of(name: str) -> str | None:

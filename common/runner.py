@@ -330,13 +330,18 @@ def _remove_temporaries(stage_dir: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _prepare_stage_dir(stage_dir: Path, fp: str, units: int, force: bool, log: logging.Logger) -> Manifest | None:
-    """Apply the resume rules; return the existing manifest when the stage is already done."""
-    if force and stage_dir.exists():
+def _prepare_stage_dir(stage_dir: Path, input_dir: Path | None, fp: str, units: int, force: bool,
+                       log: logging.Logger) -> Manifest | None:
+    """Apply the resume rules; return the existing manifest when the stage is already done. ``force``
+    removes the previous output, once every input file has matched its sha256 (a corrupt input never
+    costs a good output)."""
+    previous = [child for child in stage_dir.iterdir() if child.name != LOG_DIR] if stage_dir.is_dir() else []
+    if force and previous:
+        if input_dir is not None:
+            check_input_manifest(input_dir, every_checksum=True)
         log.info("--force: removing the previous output in %s", stage_dir)
-        for child in stage_dir.iterdir():
-            if child.name != LOG_DIR:
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+        for child in previous:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
     state_path = stage_dir / WORK_DIR / STATE_NAME
     manifest = read_manifest(stage_dir)
     recorded = manifest.fingerprint if manifest else None
@@ -367,9 +372,10 @@ def _cancel(refs: list) -> None:
 
     for ref in refs:
         ray.cancel(ref, force=True)
-    for ref in refs:
+    ended, _ = ray.wait(refs, num_returns=len(refs), timeout=60) if refs else ([], [])
+    for ref in ended:
         with contextlib.suppress(ray.exceptions.RayError):
-            ray.get(ref, timeout=60)
+            ray.get(ref)
 
 
 def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger, point: str,
@@ -475,11 +481,10 @@ def _input_bytes(data_dir: Path, stage: MapStage) -> int | None:
     return sum(info.bytes for info in manifest.shards) if manifest else None
 
 
-def _require_documents(stage: str, input_dir: Path, every_checksum: bool) -> None:
-    """Refuse to run on an input manifest that is not whole (``check_input_manifest``; with ``every_checksum``
-    every input file's sha256 too), or on an input stage that kept no document: nothing downstream could be
-    useful."""
-    accounting = check_input_manifest(input_dir, every_checksum).accounting
+def _require_documents(stage: str, input_dir: Path) -> None:
+    """Refuse to run on an input manifest that is not whole (``check_input_manifest``), or on an input stage
+    that kept no document: nothing downstream could be useful."""
+    accounting = check_input_manifest(input_dir).accounting
     if accounting.docs_out == 0:
         dropped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(accounting.dropped.items(), key=lambda kv: -kv[1]))
         raise KilnError(f"{stage}: {input_dir.name} kept none of its {accounting.docs_in:,} documents"
@@ -492,14 +497,13 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
     wall_start = time.perf_counter()
     stage_dir = data_dir / stage.name
     input_dir = data_dir / stage.input_stage if stage.input_stage else None
-    if input_dir is not None:  # --force removes the previous output: first make sure the input is sound
-        replacing = force and stage_dir.is_dir() and any(c.name != LOG_DIR for c in stage_dir.iterdir())
-        _require_documents(stage.name, input_dir, every_checksum=replacing)
+    if input_dir is not None:
+        _require_documents(stage.name, input_dir)
     plan = stage.plan(cfg, input_dir)
     stage_config = cfg.section(stage.name).model_dump(mode="json")
     fp = fingerprint({"stage": stage.name, "config": stage_config, "input": plan.input})
 
-    existing = _prepare_stage_dir(stage_dir, fp, len(plan.units), force, log)
+    existing = _prepare_stage_dir(stage_dir, input_dir, fp, len(plan.units), force, log)
     if existing is not None:
         log.info("%s is already done with this configuration (%s); --force reruns it", stage.name, stage_dir)
         return existing

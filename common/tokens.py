@@ -21,12 +21,12 @@ import numpy as np
 
 from common.errors import KilnError
 from common.files import file_sha256, sampled_blocks, sampled_sha256
+from common.pipeline import MANIFEST_NAME
 
 TOKEN_DTYPE = "uint16"
 MAX_VOCAB = 1 << 16
 META_NAME = "meta.json"
 META_FORMAT = "kiln-tokens/1"
-MANIFEST_NAME = "_manifest.json"
 # verify="auto" hashes a split whole up to this size, and samples blocks above it
 FULL_VERIFY_MAX_BYTES = 4 << 30
 VerifyMode = Literal["auto", "full", "sampled"]
@@ -251,7 +251,9 @@ class TokenDataset:
         for row, i in enumerate(index.tolist()):
             start = i * self.seq_len
             windows[row] = self.read(start, start + self.seq_len + 1)
-            self._require_ids(self.bin_path, windows[row], start)
+        if windows.size and int(windows.max()) >= self.vocab_size:  # one check per batch; the row only to name it
+            row = int(np.argmax((windows >= self.vocab_size).any(axis=1)))
+            self._require_ids(self.bin_path, windows[row], int(index[row]) * self.seq_len)
         return windows[:, :-1].astype(dtype), windows[:, 1:].astype(dtype)
 
     def doc_boundaries(self) -> np.ndarray:
