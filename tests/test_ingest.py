@@ -17,6 +17,7 @@ from common.errors import UnreadableFileError
 from common.manifest import Manifest
 from common.schema import DOC_ID_STRIDE
 from common.shards import read_shard
+from stages.ingest.readers import transcode
 from stages.ingest.stage import STAGE
 from tests.conftest import make_config
 
@@ -121,6 +122,32 @@ def test_txt_files_in_chinese_and_legacy_encodings_are_transcoded_and_counted(tm
     assert binary["location"] == "legacy/binary.txt" and "invalid UTF-8 at byte" in binary["signal"]
     details = json.loads((tmp_path / "data" / "ingest" / "_stats.json").read_text())["details"]
     assert details["transcoded"] == {"gb18030": 2, "utf_16": 2, "cp1252": 1}
+
+
+ENGLISH_WITH_CURLY_QUOTES = (
+    "The harbour at dusk\n\nNobody on the quay spoke of the storm any more. The lamps were lit early, and the "
+    "gulls circled the masts. “We should go before the tide turns,” Mara said. “Do you remember the lighthouse "
+    "near Bergen?” he asked, folding the map.\n\nBy the time the ferry left, the rain had stopped. She found a "
+    "letter from her brother in the pocket of the old coat. For three winters the house had stood empty on the "
+    "hill above the town.\n\nIt was late when the lights went out along the shore. “Tomorrow,” he said, “we will "
+    "mend the nets and paint the boat.” The wind dropped, and the water lay still under the moon. “Sleep now,” "
+    "she answered, and closed the shutters against the cold.")
+TRANSCODED = {  # the first and the third defeat charset-normalizer's own first choice (cp1252; no candidate)
+    "English with curly quotes in GBK": (ENGLISH_WITH_CURLY_QUOTES, "gbk"),
+    "English with curly quotes and an accent in GBK": (
+        "“Look,” said the café owner, “the river is rising again.” Nobody answered; the rain went on.", "gbk"),
+    "ASCII-heavy Chinese technical text in GBK": (
+        "问：`data_dir` 和 `key_file` 可以同时配置吗？答：可以，`data_dir` 用于数据，`key_file` 用于密钥。", "gbk"),
+    "Traditional Chinese in Big5": ("長江是中國最長的河流，全長約六千三百公里。它發源於青藏高原，最後注入東海。", "big5"),
+    "French in cp1252": ("Le café était fermé; la façade, très abîmée, attendait des réparations.", "cp1252"),
+}
+
+
+@pytest.mark.parametrize("case", TRANSCODED, ids=list(TRANSCODED))
+def test_transcode_recovers_the_text_of_each_legacy_encoding(case: str):
+    text, encoding = TRANSCODED[case]
+    found = transcode(text.encode(encoding))
+    assert found is not None and found[0] == text
 
 
 def test_field_mapping_and_category_rules(tmp_path: Path, run):

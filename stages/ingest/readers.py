@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import unicodedata
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ READ_BLOCK = 1 << 20
 # .txt files that are not UTF-8: the encodings charset-normalizer may choose from (GB18030 covers GBK and
 # GB2312; a BOM decides UTF-16 and UTF-32)
 TEXT_ENCODINGS = ("gb18030", "big5", "utf_16", "utf_32", "cp1252")
+# without a BOM UTF-16/32 decode almost any even-length bytes, so only these are tried by strict decoding
+LEGACY_BYTE_ENCODINGS = ("gb18030", "big5", "cp1252")
+PLAUSIBLE_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -152,11 +156,52 @@ def read_parquet(spec: dict, path: Path) -> Iterator[Item]:
         raise UnreadableFileError(f"{name}: unreadable Parquet file ({err})") from None
 
 
+def plausible_share(text: str) -> float:
+    """Share of a decoding's non-ASCII characters that running text is made of: letters and the punctuation
+    of the General Punctuation, CJK Symbols and Punctuation and fullwidth blocks, except a Han character
+    wedged between two ASCII letters. A wrong decoding of mostly-ASCII text turns each two-byte character
+    into symbols ('¡±' for a GBK curly quote read as cp1252) or a Han character inside a word (a GBK 'é'
+    read as Big5)."""
+    wide = 0
+    fits = 0
+    for i, c in enumerate(text):
+        if ord(c) <= 0x7F or c == "\ufeff":
+            continue
+        wide += 1
+        if "\u2000" <= c <= "\u206f" or "\u3000" <= c <= "\u303f" or "\uff00" <= c <= "\uffef":
+            fits += 1
+        elif unicodedata.category(c).startswith("L"):
+            inside_word = 0 < i < len(text) - 1 and _ascii_letter(text[i - 1]) and _ascii_letter(text[i + 1])
+            fits += not (inside_word and unicodedata.name(c, "").startswith("CJK"))
+    return fits / wide if wide else 1.0
+
+
+def _ascii_letter(c: str) -> bool:
+    return c.isascii() and c.isalpha()
+
+
 def transcode(data: bytes) -> tuple[str, str] | None:
-    """The text of bytes that are not UTF-8 and the encoding charset-normalizer finds for them among
-    TEXT_ENCODINGS, or None when none fits."""
-    match = charset_normalizer.from_bytes(data, cp_isolation=list(TEXT_ENCODINGS)).best()
-    return (str(match).removeprefix("\ufeff"), match.encoding) if match is not None else None
+    """The text of bytes that are not UTF-8 and the encoding they are in among TEXT_ENCODINGS, or None when
+    none fits: of charset-normalizer's candidates the most plausible (:func:`plausible_share`), ties in its
+    order (its own first choice takes mostly-English GBK text with curly quotes for cp1252 or Big5); when it
+    offers none (ASCII-heavy Chinese, such as technical text), the first single- or double-byte encoding
+    that decodes strictly to plausible text (at least PLAUSIBLE_SHARE)."""
+    matches = list(charset_normalizer.from_bytes(data, cp_isolation=list(TEXT_ENCODINGS)))
+    candidates = [(str(match), match.encoding) for match in matches]
+    if not candidates:
+        for encoding in LEGACY_BYTE_ENCODINGS:
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+            if plausible_share(text) >= PLAUSIBLE_SHARE:
+                candidates.append((text, encoding))
+                break
+    if not candidates:
+        return None
+    best = max(range(len(candidates)), key=lambda i: (plausible_share(candidates[i][0]), -i))
+    text, encoding = candidates[best]
+    return text.removeprefix("\ufeff"), encoding
 
 
 def read_text_files(spec: dict, root: Path) -> Iterator[Item]:

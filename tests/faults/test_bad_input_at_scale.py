@@ -66,8 +66,6 @@ def _is_utf8(path: Path) -> bool:
     return True
 
 
-@pytest.mark.xfail(strict=True, reason="charset-normalizer takes a GBK copy of an English text with curly quotes for "
-                                       "Big5, so its text is not the original's")
 def test_every_bad_kind_mixed_into_the_demo_is_counted_and_the_good_records_reach_clean(tmp_path_factory,
                                                                                        tmp_path: Path):
     reference, _ = shared_demo_run(tmp_path_factory)
