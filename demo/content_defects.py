@@ -127,6 +127,20 @@ def mojibake_unrepairable(rng: random.Random, text: str, lang: str) -> str:
             return bad
 
 
+_C1_CONTROLS = dict.fromkeys(range(0x80, 0xA0))
+
+
+def mojibake_lossy(rng: random.Random, text: str) -> str | None:
+    """UTF-8 read as cp1252 or Latin-1 with bytes lost on the way: undefined bytes dropped or C1
+    controls stripped, so ftfy cannot restore it. None when ``text`` is ASCII."""
+    if text.isascii():
+        return None
+    raw = text.encode("utf-8")
+    lossy_cp1252 = rng.random() < 0.5
+    bad = raw.decode("cp1252", errors="ignore") if lossy_cp1252 else raw.decode("latin-1").translate(_C1_CONTROLS)
+    return bad if _fix(bad) != text else None
+
+
 _RUNS = (
     "★★★★★☆☆☆☆☆", "!!!!!!!!!!!!", "~~~~~~~~~~~~", "■■■■■■■■", "==========", "◆◇◆◇◆◇◆◇", "♥♥♥♥♥♥",
     "※※※※※※", "##########", "************", "→→→→→→→→", "▲▼▲▼▲▼", "☆彡☆彡☆彡", "$$$$$$$$$$",

@@ -10,7 +10,8 @@ from pathlib import Path
 
 KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low")
 DROP_DEFECTS = (
-    "exact_dup", "near_dup", "mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short",
+    "exact_dup", "near_dup", "mojibake_unrepairable", "mojibake_lossy", "symbol_runs", "spam", "boilerplate",
+    "code_stub", "other_lang", "too_short",
 )
 DEFECTS = DROP_DEFECTS + KEPT_DEFECTS
 INGEST_OUTCOMES = ("ok", "bad_json", "bad_utf8", "missing_text", "empty_text")
@@ -33,6 +34,7 @@ class TruthRecord:
     timestamps: list[str]
     orig_sha256: str | None
     expected: str
+    genre: str = ""
 
     def to_json(self) -> str:
         """One line of truth.jsonl."""
@@ -81,11 +83,12 @@ class KindScore:
 
 @dataclass(frozen=True)
 class CleanScore:
-    """Clean documents of one language (no defect, ingest ok) and how many a stage dropped."""
+    """Clean documents of one language, or of one genre in it (no defect, ingest ok), and how many a stage dropped."""
 
     lang: str
     clean: int
     dropped: int
+    genre: str = ""
 
     @property
     def rate(self) -> float:
@@ -118,7 +121,10 @@ class TruthReport:
         """JSON-ready form of the whole report."""
         return {
             "kinds": [k.to_dict() for k in self.kinds],
-            "clean_dropped": {c.lang: {"clean": c.clean, "dropped": c.dropped, "rate": c.rate} for c in self.clean},
+            "clean_dropped": {c.lang: {"clean": c.clean, "dropped": c.dropped, "rate": c.rate}
+                              for c in self.clean if not c.genre},
+            "clean_dropped_by_genre": {f"{c.lang}/{c.genre}": {"clean": c.clean, "dropped": c.dropped, "rate": c.rate}
+                                       for c in self.clean if c.genre},
             "exact_dup_groups": dict(self.dup_groups),
             "timestamp_residue": {
                 "planted": self.timestamp_spans, "present": self.timestamp_spans_left, "rate": self.timestamp_residue,
@@ -136,8 +142,8 @@ class TruthReport:
             rows.append((k.kind, str(k.planted), str(k.removed), k.expected, f"{label} {k.rate:.3f}{extra}"))
         lines = _table(("kind", "planted", "removed", "expected", "score"), rows, "lrrll")
         lines += ["", "clean documents wrongly dropped"]
-        clean_rows = [(c.lang, str(c.clean), str(c.dropped), f"{c.rate:.3f}") for c in self.clean]
-        lines += _table(("lang", "clean", "dropped", "rate"), clean_rows, "lrrr")
+        clean_rows = [(c.lang, c.genre or "(all)", str(c.clean), str(c.dropped), f"{c.rate:.3f}") for c in self.clean]
+        lines += _table(("lang", "genre", "clean", "dropped", "rate"), clean_rows, "llrrr")
         g = self.dup_groups
         lines += [
             "",
@@ -173,8 +179,8 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     planted: Counter[str] = Counter()
     removed: Counter[str] = Counter()
     repaired = 0
-    clean: Counter[str] = Counter()
-    clean_dropped: Counter[str] = Counter()
+    clean: Counter[tuple[str, str]] = Counter()
+    clean_dropped: Counter[tuple[str, str]] = Counter()
     groups: dict[str, list[str]] = defaultdict(list)
     spans = spans_left = 0
     for r in truth:
@@ -184,8 +190,9 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
             planted[kind] += 1
             removed[kind] += gone
         if r.ingest == "ok" and not r.defects:
-            clean[r.lang] += 1
-            clean_dropped[r.lang] += gone
+            for key in {(r.lang, ""), (r.lang, r.genre)}:
+                clean[key] += 1
+                clean_dropped[key] += gone
         if "exact_dup" in r.defects and r.dup_of:
             if not groups[r.dup_of]:
                 groups[r.dup_of].append(r.dup_of)
@@ -218,7 +225,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     known = {r.source_id for r in truth}
     return TruthReport(
         kinds=kinds,
-        clean=[CleanScore(lang, clean[lang], clean_dropped[lang]) for lang in sorted(clean)],
+        clean=[CleanScore(lang, clean[lang, genre], clean_dropped[lang, genre], genre) for lang, genre in sorted(clean)],
         dup_groups=dup_groups,
         timestamp_spans=spans,
         timestamp_spans_left=spans_left,

