@@ -93,6 +93,8 @@ class IngestConfig(Section):
 class LidConfig(Section):
     model_path: str | None = None
     thresholds: dict[str, Fraction] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
+    lead_min_score: Fraction = 0.3
+    lead_ratio: float = Field(default=10.0, ge=1.0)
 
 
 class RuleConfig(Section):
@@ -134,7 +136,7 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
     "decorative_symbols": _rule("q_decorative_frac", max={"*": 0.05}),
     "spam": _rule("q_spam_line_frac", max={"*": 0.3}),
     "code_stubs": _rule("q_stub_frac", max={"*": 0.5}),
-    "navigation": _rule("q_nav_line_frac", max={"*": 0.9}),
+    "navigation": _rule("q_nav_line_frac", max={"*": 0.85}),
     "dup_lines": _rule("q_dup_line_frac", max={"en": 0.3, "zh": 0.287}),
     "dup_line_chars": _rule("q_dup_line_char_frac", max={"en": 0.2, "zh": 0.2}),
     "top2gram": _rule("q_top2gram_frac", max={"en": 0.3}),
@@ -142,7 +144,7 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
     "top4gram": _rule("q_top4gram_frac", max={"en": 0.3, "zh": 0.35}),
     **{f"dup{n}gram": RuleConfig(signal=f"q_dup{n}gram_frac", max={"en": limit}, enabled=False)
        for n, limit in ((5, 0.22), (6, 0.2), (7, 0.18), (8, 0.16), (9, 0.15))},
-    "dup10gram": _rule("q_dup10gram_frac", max={"en": 0.6, "zh": 0.6}),
+    "dup10gram": _rule("q_dup10gram_frac", max={"en": 0.75, "zh": 0.75}),
     "mean_word_length": _rule("q_mean_word_len", min={"en": 3}, max={"en": 10}),
     "symbol_word_ratio": _rule("q_symbol_word_ratio", max={"en": 0.1}),
     "bullet_lines": _rule("q_bullet_line_frac", max={"*": 0.9}),

@@ -83,7 +83,8 @@ class KindScore:
 
 @dataclass(frozen=True)
 class CleanScore:
-    """Clean documents of one language, or of one genre in it (no defect, ingest ok), and how many a stage dropped."""
+    """Clean documents of one language, or of one genre in it (no defect, ingest ok), and how many a stage
+    lost (dropped with no planted copy of them kept)."""
 
     lang: str
     clean: int
@@ -107,6 +108,7 @@ class TruthReport:
     timestamp_spans_left: int
     kept: int
     unknown_ids: int
+    keep_f1: float = 0.0
 
     @property
     def timestamp_residue(self) -> float:
@@ -131,6 +133,7 @@ class TruthReport:
             },
             "kept": self.kept,
             "unknown_ids": self.unknown_ids,
+            "keep_f1": self.keep_f1,
         }
 
     def format_table(self) -> str:
@@ -151,7 +154,7 @@ class TruthReport:
             f"none kept: {g['none_kept']}  several kept: {g['several_kept']}",
             f"timestamp residue: {self.timestamp_spans_left} of {self.timestamp_spans} planted spans still present "
             f"({self.timestamp_residue:.3f})",
-            f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}",
+            f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}  keep-F1: {self.keep_f1:.3f}",
         ]
         return "\n".join(lines)
 
@@ -171,11 +174,45 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+DUPLICATE_DEFECTS = ("exact_dup", "near_dup")
+
+
+def _duplicate_roots(truth: list[TruthRecord]) -> dict[str, str]:
+    """source_id -> the original its planted exact or near copy was made from (itself for the rest)."""
+    return {r.source_id: (r.dup_of if r.dup_of and set(r.defects) & set(DUPLICATE_DEFECTS) else r.source_id)
+            for r in truth}
+
+
+def keep_f1(truth: list[TruthRecord], kept: dict[str, str]) -> float:
+    """F1 of keeping what a perfect pipeline keeps, once per duplicate cluster.
+
+    An original and its planted exact and near copies are one unit: keeping any one member of a
+    unit to keep is a hit, keeping none a miss, and every further member kept, like every kept
+    record a perfect pipeline drops, a false keep.
+    """
+    root_of = _duplicate_roots(truth)
+    expected = {r.source_id: r.expected == "keep" for r in truth}
+    members_kept: Counter[str] = Counter(root_of[r.source_id] for r in truth if r.source_id in kept)
+    hits = misses = false_keeps = 0
+    for root in set(root_of.values()):
+        count = members_kept.get(root, 0)
+        if expected.get(root, False):
+            hits += count > 0
+            misses += count == 0
+            false_keeps += max(count - 1, 0)
+        else:
+            false_keeps += count
+    return 2 * hits / (2 * hits + false_keeps + misses) if hits else 0.0
+
+
 def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     """Compare `kept` (source_id -> text of every document left in a stage's output) with the truth.
 
-    A record counts as removed when its source_id is absent from `kept`.
+    A record counts as removed when its source_id is absent from `kept`; a clean original counts
+    as lost only when neither it nor any planted copy of it was kept (dedup keeps one of them).
     """
+    root_of = _duplicate_roots(truth)
+    units_kept = {root_of[sid] for sid in kept if sid in root_of}
     planted: Counter[str] = Counter()
     removed: Counter[str] = Counter()
     repaired = 0
@@ -192,7 +229,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         if r.ingest == "ok" and not r.defects:
             for key in {(r.lang, ""), (r.lang, r.genre)}:
                 clean[key] += 1
-                clean_dropped[key] += gone
+                clean_dropped[key] += r.source_id not in units_kept
         if "exact_dup" in r.defects and r.dup_of:
             if not groups[r.dup_of]:
                 groups[r.dup_of].append(r.dup_of)
@@ -231,4 +268,5 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         timestamp_spans_left=spans_left,
         kept=len(kept),
         unknown_ids=sum(sid not in known for sid in kept),
+        keep_f1=keep_f1(truth, kept),
     )

@@ -192,7 +192,7 @@ def test_the_bundled_model_is_loaded_with_the_real_fasttext():
 
 def test_han_only_poems_are_chinese_and_code_lines_are_ignored():
     guesses = identify([POEM_ZH, "春眠不觉晓\n处处闻啼鸟\n夜来风雨声\n花落知多少", TECH_EN, ZH_PARAGRAPH], None)
-    assert [accepted_language(g, CFG.lid.thresholds) for g in guesses] == ["zh", "zh", "en", "zh"]
+    assert [accepted_language(g, CFG.lid) for g in guesses] == ["zh", "zh", "en", "zh"]
     assert "import json" not in prose_lines(TECH_EN)
 
 
@@ -200,7 +200,7 @@ def test_other_languages_are_not_accepted():
     texts = ["Le fleuve Yangtsé est le plus long fleuve d'Asie et traverse toute la Chine.",
              "今日はとても良い天気なので、公園まで散歩に行きましょう。",
              "Река Янцзы является самой длинной рекой в Азии и протекает через весь Китай."]
-    assert [accepted_language(g, CFG.lid.thresholds) for g in identify(texts, None)] == [None, None, None]
+    assert [accepted_language(g, CFG.lid) for g in identify(texts, None)] == [None, None, None]
 
 
 def test_a_missing_model_file_is_a_clear_error(tmp_path):

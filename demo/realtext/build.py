@@ -39,9 +39,11 @@ GENRES: dict[str, tuple[int, Callable[[Path], Iterator[Document]]]] = {
     "zh/quotations": (300, genres.chinese_quotations),
     "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
 }
-# Planted copies, as a share of the clean documents.
-COPY_RATES = {"exact_dup": 0.04, "near_dup": 0.04, "mojibake_repairable": 0.02, "mojibake_unrepairable": 0.02,
-              "mojibake_lossy": 0.03, "timestamps": 0.03}
+# Defects planted into sampled documents in place (the document is then no longer clean), and
+# duplicates added as copies of clean ones, as shares of the sampled documents.
+IN_PLACE_RATES = {"mojibake_repairable": 0.02, "mojibake_unrepairable": 0.02, "mojibake_lossy": 0.03,
+                  "timestamps": 0.03}
+DUPLICATE_RATES = {"exact_dup": 0.04, "near_dup": 0.04}
 SPAM_PAGES = {"zh": 90, "en": 40}
 NEAR_DUP_RANGE = (0.80, 0.95)
 URLS = {
@@ -79,8 +81,12 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(sorted(set(TOKEN_RE.findall(text))))[:400] or ("text",)
 
 
-def _defect_copy(rng: random.Random, kind: str, doc: Document) -> tuple[str, dict] | None:
-    """A defective copy of ``doc`` and the truth fields it needs, or None when the defect cannot be planted."""
+def _as_document(fields: dict, truth: TruthRecord) -> Document:
+    return Document(truth.genre, truth.lang, truth.category, truth.source, fields["title"], fields["text"])
+
+
+def _defect(rng: random.Random, kind: str, doc: Document) -> tuple[str, dict] | None:
+    """``doc``'s text with the defect and the truth fields it needs, or None when it cannot be planted."""
     text = doc.text
     if kind == "exact_dup":
         return text, {"jaccard": 1.0}
@@ -118,22 +124,36 @@ def build_devset(out_dir: Path, cache: Path, seed: int = 1234) -> dict:
         fields = {"id": sid, "text": doc.text, "url": _url(doc), "source": doc.source, "category": doc.category,
                   "title": doc.name}
         records.append((fields, _truth(sid, doc.lang, doc.category, doc.source, doc.genre, [])))
-    originals = list(records)
-    for kind, rate in COPY_RATES.items():
+    untouched = rng.sample(range(len(records)), len(records))
+    for kind, rate in IN_PLACE_RATES.items():
+        wanted, skipped = round(rate * len(records)), []
+        while untouched and wanted:
+            index = untouched.pop()
+            fields, truth = records[index]
+            made = _defect(rng, kind, _as_document(fields, truth))
+            if made is None:
+                skipped.append(index)  # stays clean; a later kind may take it
+                continue
+            text, extra = made
+            records[index] = ({**fields, "text": text},
+                              _truth(truth.source_id, truth.lang, truth.category, truth.source, truth.genre, [kind],
+                                     **extra))
+            wanted -= 1
+        untouched += skipped
+    clean_records = [records[i] for i in sorted(untouched)]
+    for kind, rate in DUPLICATE_RATES.items():
         planted = 0
-        for fields, truth in rng.sample(originals, len(originals)):
-            if planted >= round(rate * len(originals)):
+        for fields, truth in rng.sample(clean_records, len(clean_records)):
+            if planted >= round(rate * len(clean_records)):
                 break
-            doc = Document(truth.genre, truth.lang, truth.category, truth.source, fields["title"], fields["text"])
-            made = _defect_copy(rng, kind, doc)
+            made = _defect(rng, kind, _as_document(fields, truth))
             if made is None:
                 continue
             text, extra = made
             sid = f"{truth.source}-{kind}-{planted:04d}"
-            dup_of = truth.source_id if kind in ("exact_dup", "near_dup") else None
             records.append(({**fields, "id": sid, "text": text},
                             _truth(sid, truth.lang, truth.category, truth.source, truth.genre, [kind],
-                                   dup_of=dup_of, **extra)))
+                                   dup_of=truth.source_id, **extra)))
             planted += 1
     for lang, count in SPAM_PAGES.items():
         for i in range(count):

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.config import LidConfig
 from common.errors import KilnError
 
 HAN_LABELS = ("zh", "wuu", "yue", "gan", "ja")
@@ -126,8 +127,16 @@ def identify(texts: list[str], model_path: str | None) -> list[LangGuess]:
     return guesses
 
 
-def accepted_language(guess: LangGuess, thresholds: dict[str, float]) -> str | None:
-    """The configured language scoring highest above its threshold, or None."""
-    passing = [(guess.scores.get(lang, 0.0), lang) for lang, threshold in thresholds.items()
+def accepted_language(guess: LangGuess, lid: LidConfig) -> str | None:
+    """The configured language scoring highest above its threshold; else the top label when it
+    is a configured language that leads clearly (``lead_min_score``, ``lead_ratio`` times the
+    runner-up); else None."""
+    passing = [(guess.scores.get(lang, 0.0), lang) for lang, threshold in lid.thresholds.items()
                if guess.scores.get(lang, 0.0) >= threshold]
-    return max(passing)[1] if passing else None
+    if passing:
+        return max(passing)[1]
+    ranked = sorted(guess.scores.values(), reverse=True)
+    runner_up = ranked[1] if len(ranked) > 1 else 0.0
+    if guess.lang in lid.thresholds and guess.score >= lid.lead_min_score and guess.score >= lid.lead_ratio * runner_up:
+        return guess.lang
+    return None

@@ -38,13 +38,14 @@ LATIN1_DEBRIS_RE = re.compile(r"[\u00c0-\u00ff][\u0080-\u00bf\u2018-\u203a\u0152
 # left alone because the bytes after them were lost or stripped as C1 controls.
 ORPHAN_LEAD_RE = re.compile(r"[\u00e2\u00c3\u00c2](?=[\x00-\x7f]|$)")
 LATIN1_LETTER_RE = re.compile(r"[\u00c0-\u00ff]")
-MIN_NAV_LINES = 30
+MIN_NAV_LINES = 20
 NAV_MAX_WORDS = 8
 NAV_MAX_HAN = 20
 # A line of code or markup is neither prose nor a navigation entry.
 _CODE_LINE_RE = re.compile(r"[=;{}<>`#]|:$")
 _SENTENCE_PUNCT_RE = re.compile(r"[.!?…](?:\s|$)|[,，;；。！？]")
 _LATIN_TOKEN_RE = re.compile(r"[^\W\d_]+")
+_SECTION_NUMBER_RE = re.compile(r"^(?:\d+\.)+\d*\s+|^\d+\s+")
 STUB_RE = re.compile(
     r"TODO:?\s*implement|[\"']not implemented[\"']|raise\s+NotImplementedError|NotImplementedException"
     r"|UnsupportedOperationException|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
@@ -151,6 +152,7 @@ def _nav_line_frac(lines: list[str]) -> float:
         return 0.0
     entries = 0
     for line in lines:
+        line = _SECTION_NUMBER_RE.sub("", line)
         if _SENTENCE_PUNCT_RE.search(line) or len(line.split()) > NAV_MAX_WORDS:
             continue
         if len(HAN_RE.findall(line)) > NAV_MAX_HAN or not ZH_STOP_CHARS.isdisjoint(line):

@@ -37,7 +37,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     else:
         texts_out, spans = repaired, [0] * len(texts)
     guesses = identify(texts_out, cfg.lid.model_path)
-    accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
+    accepted = [accepted_language(g, cfg.lid) for g in guesses]
     langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
     signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)))
     rules = build_rules(cfg.rules)
