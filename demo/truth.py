@@ -10,10 +10,11 @@ from pathlib import Path
 
 KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low")
 DROP_DEFECTS = (
-    "exact_dup", "near_dup", "mojibake_unrepairable", "mojibake_lossy", "symbol_runs", "spam", "boilerplate",
-    "code_stub", "other_lang", "too_short",
+    "exact_dup", "near_dup", "mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short",
 )
-DEFECTS = DROP_DEFECTS + KEPT_DEFECTS
+# Planted only in the real-text development set (demo.realtext).
+REAL_TEXT_DEFECTS = ("mojibake_lossy", "boilerplate")
+DEFECTS = DROP_DEFECTS + REAL_TEXT_DEFECTS + KEPT_DEFECTS
 INGEST_OUTCOMES = ("ok", "bad_json", "bad_utf8", "missing_text", "empty_text")
 
 
