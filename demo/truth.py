@@ -15,6 +15,7 @@ DROP_DEFECTS = (
 # Planted only in the real-text development set (demo.realtext).
 REAL_TEXT_DEFECTS = ("mojibake_lossy", "boilerplate")
 DEFECTS = DROP_DEFECTS + REAL_TEXT_DEFECTS + KEPT_DEFECTS
+MOJIBAKE_DEFECTS = ("mojibake_repairable", "mojibake_unrepairable", "mojibake_lossy")
 INGEST_OUTCOMES = ("ok", "bad_json", "bad_utf8", "missing_text", "empty_text")
 
 
@@ -110,6 +111,12 @@ class TruthReport:
     kept: int
     unknown_ids: int
     keep_f1: float = 0.0
+    mojibake_left: int = 0
+
+    @property
+    def mojibake_residue(self) -> float:
+        """Kept documents planted with mojibake and not restored exactly / documents kept."""
+        return _rate(self.mojibake_left, self.kept)
 
     @property
     def timestamp_residue(self) -> float:
@@ -135,6 +142,7 @@ class TruthReport:
             "kept": self.kept,
             "unknown_ids": self.unknown_ids,
             "keep_f1": self.keep_f1,
+            "mojibake_residue": {"present": self.mojibake_left, "rate": self.mojibake_residue},
         }
 
     def format_table(self) -> str:
@@ -155,6 +163,8 @@ class TruthReport:
             f"none kept: {g['none_kept']}  several kept: {g['several_kept']}",
             f"timestamp residue: {self.timestamp_spans_left} of {self.timestamp_spans} planted spans still present "
             f"({self.timestamp_residue:.3f})",
+            f"mojibake residue: {self.mojibake_left} kept documents with mojibake not restored exactly "
+            f"({self.mojibake_residue:.3f} of the kept)",
             f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}  keep-F1: {self.keep_f1:.3f}",
         ]
         return "\n".join(lines)
@@ -216,7 +226,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     units_kept = {root_of[sid] for sid in kept if sid in root_of}
     planted: Counter[str] = Counter()
     removed: Counter[str] = Counter()
-    repaired = 0
+    repaired = mojibake_left = 0
     clean: Counter[tuple[str, str]] = Counter()
     clean_dropped: Counter[tuple[str, str]] = Counter()
     groups: dict[str, list[str]] = defaultdict(list)
@@ -238,8 +248,10 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         if gone:
             continue
         text = kept[r.source_id]
-        if "mojibake_repairable" in r.defects:
-            repaired += _sha256(text) == r.orig_sha256
+        if set(r.defects) & set(MOJIBAKE_DEFECTS):
+            exact = _sha256(text) == r.orig_sha256
+            repaired += exact and "mojibake_repairable" in r.defects
+            mojibake_left += not exact
         if "timestamps" in r.defects:
             spans += len(r.timestamps)
             spans_left += sum(span in text for span in r.timestamps)
@@ -270,4 +282,5 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         kept=len(kept),
         unknown_ids=sum(sid not in known for sid in kept),
         keep_f1=keep_f1(truth, kept),
+        mojibake_left=mojibake_left,
     )
