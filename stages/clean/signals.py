@@ -145,7 +145,8 @@ def _nav_line_frac(lines: list[str]) -> float:
     """Share of navigation entries among the non-code lines (0 below MIN_NAV_LINES of them).
 
     An entry is what index, contents and search pages are made of: a short line with no sentence
-    punctuation and no stop word ("fill() (in module textwrap)", "7.5.1. Basic fonts").
+    punctuation and no stop word unless it is in title case ("fill() (in module textwrap)",
+    "7.5.1. Basic fonts", "Porting Extension Modules to Python 3").
     """
     lines = [line for line in lines if not _CODE_LINE_RE.search(line)]
     if len(lines) < MIN_NAV_LINES:
@@ -157,7 +158,9 @@ def _nav_line_frac(lines: list[str]) -> float:
             continue
         if len(HAN_RE.findall(line)) > NAV_MAX_HAN or not ZH_STOP_CHARS.isdisjoint(line):
             continue
-        if any(word.lower() in EN_STOP_WORDS for word in _LATIN_TOKEN_RE.findall(line)):
+        words = _LATIN_TOKEN_RE.findall(line)
+        title_case = all(word[0].isupper() for word in words if len(word) >= 4)
+        if not title_case and any(word.lower() in EN_STOP_WORDS for word in words):
             continue
         entries += 1
     return entries / len(lines)
