@@ -13,7 +13,7 @@ from common.config import load_config
 from common.errors import KilnError
 from common.schema import DOC_SCHEMA, category_array
 from common.signal_names import SIGNAL_NAMES
-from stages.clean.lid import accepted_language, bundled_model_path, identify, prose_lines
+from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import TOKEN_RE, compute_signals, repetition_signals, spam_matcher
@@ -140,8 +140,58 @@ def test_batched_repetition_equals_a_per_document_reference():
 
 
 def test_repeated_paragraphs_are_caught_in_both_languages():
-    assert _verdict((EN_PARAGRAPH + "\n") * 3, "en") in {"dup_lines", "dup_line_chars", "dup5gram"}
+    assert _verdict((EN_PARAGRAPH + "\n") * 3, "en") in {"dup_lines", "dup_line_chars", "dup10gram"}
     assert _verdict((ZH_PARAGRAPH + "\n") * 3, "zh") in {"dup_lines", "dup_line_chars", "dup10gram", "top4gram"}
+
+
+# --- formatting repetition, lossy mojibake, navigation -------------------------------------
+
+JOKES = "\n".join(f"A: Tell me a joke\nB: {line}" for line in (
+    "I never forget a face, but in your case I will make an exception.",
+    "Why did the scarecrow win an award? Because he was outstanding in his field.",
+    "I told my wife she was drawing her eyebrows too high. She looked surprised.",
+    "What do you call a fake noodle? An impasta, of course, and it is delicious.",
+    "Parallel lines have so much in common. It is a shame they will never meet."))
+SAYINGS = "\n".join(f"{line}\n    --《谚语》" for line in (
+    "对人要宽，对己要严。", "过头话少说，过头事少做。", "有麝自然香，不用大风扬。", "吃饭防噎，走路防跌。",
+    "自夸没人爱，残花没人戴。", "字不可重写，话不可乱传。", "实干能成事，虚心能添智。"))
+
+
+@pytest.mark.parametrize("text,lang", [(JOKES, "en"), (SAYINGS, "zh")])
+def test_a_recurring_prompt_or_attribution_is_format_not_duplication(text, lang):
+    assert _signals(text)["q_dup_line_frac"] == 0.0
+    assert _verdict(text, lang) is None
+
+
+def test_a_repeated_block_and_a_repeated_line_are_duplicates():
+    block = "Buy cheap watches today\nBest replica shop online\n"
+    assert _signals(EN_PARAGRAPH + "\n" + block * 4)["q_dup_line_frac"] > 0.3
+    assert _signals(EN_PARAGRAPH + "\n" + "Subscribe to our newsletter\n" * 5)["q_dup_line_frac"] > 0.3
+
+
+def test_lossy_mojibake_is_marked_and_french_is_not():
+    text = "The menu doesnât list them: they are on the âspecialsâ board.\n" + EN_PARAGRAPH
+    assert _signals(text)["q_mojibake_marks"] == 3 and _signals(text)["q_mojibake_frac"] == 0.0
+    assert _verdict(text, "en") == "mojibake_marks"
+    french = "Le château est âgé de trois siècles ; à l'âge classique, on y préférait la pâte feuilletée."
+    assert _signals(french)["q_mojibake_marks"] == 0
+
+
+def test_an_index_page_is_navigation_and_a_poem_is_not():
+    index = "\n".join(f"{name}() (in module {module})" for name in ("fill", "wrap", "dedent", "indent", "shorten")
+                      for module in ("textwrap", "curses", "turtle", "string", "pprint"))
+    assert _signals(index)["q_nav_line_frac"] > 0.9 and _verdict(index, "en") == "navigation"
+    contents = "\n".join(f"{i}.{j}. {title}" for i in range(1, 6) for j, title in enumerate((
+        "Using the Python Interpreter", "Invoking the Interpreter", "Argument Passing", "Interactive Mode"), 1))
+    assert _verdict(contents, "en") == "navigation"
+    poem = "\n".join(["让灯火在黎明消失吧", "这里只有树根在苏醒", "小岛守着它琥珀色的孤独", "乡愁像山丘一样颤抖"] * 6)
+    assert _signals(poem)["q_nav_line_frac"] < 0.5
+
+
+def test_box_drawn_tables_are_not_symbol_runs():
+    table = "┌────────┬────────┐\n│级别    │说明    │\n├────────┼────────┤\n│0       │系统不可用│\n└────────┴────────┘"
+    text = ZH_PARAGRAPH + "\n" + table
+    assert _signals(text)["q_symbol_run_frac"] == 0.0 and _signals(text)["q_decorative_frac"] == 0.0
 
 
 # --- repair -----------------------------------------------------------------------------
@@ -194,6 +244,39 @@ def test_han_only_poems_are_chinese_and_code_lines_are_ignored():
     guesses = identify([POEM_ZH, "春眠不觉晓\n处处闻啼鸟\n夜来风雨声\n花落知多少", TECH_EN, ZH_PARAGRAPH], None)
     assert [accepted_language(g, CFG.lid) for g in guesses] == ["zh", "zh", "en", "zh"]
     assert "import json" not in prose_lines(TECH_EN)
+
+
+MAN_PAGE = (
+    "rtnetlink(7)            Miscellaneous Information Manual            rtnetlink(7)\n\nNAME\n"
+    "       rtnetlink - Linux routing socket\n\nSYNOPSIS\n       #include <asm/types.h>\n"
+    "       #include <linux/rtnetlink.h>\n\n       rtnetlink_socket = socket(AF_NETLINK, int socket_type, "
+    "NETLINK_ROUTE);\n\nDESCRIPTION\n       Rtnetlink  allows the kernel's routing tables to be read and "
+    "altered.  It\n       is used within the kernel  to  communicate  between  various  subsystems,\n"
+    "       though  this  usage  is  not  documented here, and for communication with\n       user-space "
+    "programs.  Network  routes,  IP  addresses,  link  parameters,\n       neighbor setups, queueing "
+    "disciplines, traffic classes and packet classi‐\n       fiers may all be controlled through "
+    "NETLINK_ROUTE sockets.\n\n           struct rtattr {\n               unsigned short rta_len;\n"
+    "           };\n")
+ZH_MAN_PAGE = ("APM(1)\n\nNAME\n       apm - 查询高级电源管理(APM) BIOS\n\n总览\n       apm [ -VvmMsSdin ]\n\n描述\n"
+               "       apm     读取     /proc/apm     并用人能看懂的格式输出。因为提供了首要的\n"
+               "       电池状态，这个命令在有兼容的  APM  BIOS  的笔记本电脑上非常有用。   apm\n"
+               "       允许使机器进入等待或挂起模式。\n\n选项\n       -V, --version\n"
+               "              输出 apm 程序的版本并立即退出。\n       -v, --verbose\n"
+               "              输出关于 APM BIOS 的版本和 Linux APM 驱动程序的版本的信息。\n")
+
+
+def test_language_id_reads_the_prose_of_man_pages():
+    assert "#include" not in prose_lines(MAN_PAGE) and "classifiers" in prose_lines(MAN_PAGE)
+    assert "--verbose" not in prose_lines(ZH_MAN_PAGE) and "笔记本电脑" in prose_lines(ZH_MAN_PAGE)
+    assert [accepted_language(g, CFG.lid) for g in identify([MAN_PAGE, ZH_MAN_PAGE], None)] == ["en", "zh"]
+
+
+def test_a_clear_lead_below_the_threshold_is_accepted_and_a_spread_is_not():
+    lead = LangGuess("en", 0.45, {"en": 0.45, "te": 0.034, "si": 0.024})
+    spread = LangGuess("en", 0.45, {"en": 0.45, "de": 0.2, "nl": 0.1})
+    assert accepted_language(lead, CFG.lid) == "en"
+    assert accepted_language(spread, CFG.lid) is None
+    assert accepted_language(LangGuess("fr", 0.9, {"fr": 0.9, "en": 0.05}), CFG.lid) is None
 
 
 def test_other_languages_are_not_accepted():
