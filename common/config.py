@@ -229,6 +229,7 @@ class MixConfig(Section):
     budget_tokens: int | None = Field(default=None, ge=1)
     budget_documents: int | None = Field(default=None, ge=1)
     unknown_category: str = "drop"
+    max_unknown_fraction: Fraction = 0.5
     validation_fraction: float = Field(default=0.01, ge=0.0, lt=1.0)
     token_column: str = "q_tokens"
     seed: int = 1234
@@ -261,6 +262,7 @@ class TokenizeConfig(Section):
     tokenizer_path: str | None = None
     vocab_size: int = Field(default=32000, ge=258, le=65536)
     sample_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    min_sample_bytes: int = Field(default=64 * 1024, ge=0)
     seq_len: int = Field(default=2048, ge=1)
     seed: int = 1234
     batch_docs: int = Field(default=1024, ge=1)

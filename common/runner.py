@@ -52,6 +52,8 @@ from common.shards import ShardInfo, ShardWriter
 WORK_DIR = "_work"
 EXCLUDED_DIR = "_excluded"
 STATE_NAME = "_state.json"
+# Written when a stage stops with an error (the message, for `kiln status`); removed when it finishes.
+FAILED_NAME = "_failed.json"
 DROP_BUFFER_ROWS = 1024
 STATS_LIST_CAP = 20
 
@@ -461,16 +463,41 @@ def _host_facts(cfg: KilnConfig) -> dict:
 def run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, log: logging.Logger) -> Manifest:
     """Run (or resume) ``stage`` under ``data_dir`` and return its manifest; refused while another run holds
     ``data_dir`` (common/lock.py)."""
+    stage_dir = data_dir / stage.name
     with data_dir_lock(data_dir, log):
+        _forget_failure(stage_dir)
         try:
             return _run_stage(stage, cfg, data_dir, force, log)
         except OSError as err:
             if not is_disk_full(err):
                 raise
-            stage_dir = data_dir / stage.name
             _remove_temporaries(stage_dir)
-            raise disk_full_error(stage.name, stage_dir, _input_bytes(data_dir, stage),
-                                  then="rerun: the finished work units are kept") from None
+            error = disk_full_error(stage.name, stage_dir, _input_bytes(data_dir, stage),
+                                    then="rerun: the finished work units are kept")
+            _record_failure(stage_dir, error)
+            raise error from None
+        except KilnError as err:
+            _record_failure(stage_dir, err)
+            raise
+
+
+def _forget_failure(stage_dir: Path) -> None:
+    """Before a rerun: drop the recorded error, and the work folder of a stage that failed before any work
+    unit finished (nothing is lost, and a corrected configuration can start it without --force)."""
+    failed = stage_dir / FAILED_NAME
+    if not failed.exists():
+        return
+    work = stage_dir / WORK_DIR
+    if work.is_dir() and not any(work.glob("unit-*.json")):
+        shutil.rmtree(work)
+    failed.unlink()
+
+
+def _record_failure(stage_dir: Path, error: Exception) -> None:
+    """Keep the error that stopped a stage where `kiln status` finds it (best effort: the disk may be full)."""
+    with contextlib.suppress(OSError):
+        stage_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(stage_dir / FAILED_NAME, {"error": str(error), "at": datetime.now(UTC).isoformat()})
 
 
 def _input_bytes(data_dir: Path, stage: MapStage) -> int | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from common.files import human_bytes
 from common.manifest import MANIFEST_NAME, STATS_NAME, Accounting, read_manifest
 from common.pipeline import STAGE_ORDER
-from common.runner import STATE_NAME, WORK_DIR
+from common.runner import FAILED_NAME, STATE_NAME, WORK_DIR
 
 
 @dataclass
@@ -18,16 +18,20 @@ class StageStatus:
     """One row of the status table."""
 
     stage: str
-    state: str  # missing | partial | done
+    state: str  # missing | partial | failed | done
     accounting: Accounting = field(default_factory=Accounting)
     bytes_out: int = 0
     wall_seconds: float | None = None
     units_done: int = 0
     units_total: int | None = None
+    error: str | None = None
 
 
 def _partial(stage_dir: Path, name: str) -> StageStatus:
+    failed = stage_dir / FAILED_NAME
     status = StageStatus(name, "partial")
+    if failed.exists():
+        status.state, status.error = "failed", json.loads(failed.read_text())["error"]
     state_file = stage_dir / WORK_DIR / STATE_NAME
     if state_file.exists():
         status.units_total = json.loads(state_file.read_text()).get("units")
@@ -64,7 +68,8 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
 
 
 def format_status(rows: list[StageStatus]) -> str:
-    """An aligned plain-text table of the rows, then the drop reasons of each stage."""
+    """An aligned plain-text table of the rows, then the drop reasons of each stage and the error that stopped
+    a failed one."""
     header = ("stage", "state", "units", "docs in", "docs out", "dropped", "bytes out", "wall", "docs/s")
     lines = [header]
     reasons = []
@@ -83,6 +88,8 @@ def format_status(rows: list[StageStatus]) -> str:
         if acc.dropped:
             ranked = sorted(acc.dropped.items(), key=lambda kv: (-kv[1], kv[0]))
             reasons.append(f"{row.stage} dropped: " + ", ".join(f"{r}={n:,}" for r, n in ranked))
+        if row.error:
+            reasons.append(f"{row.stage} failed: {row.error}")
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     rendered = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
     rendered.insert(1, "  ".join("-" * w for w in widths))

@@ -85,8 +85,28 @@ def _realized_tokens(mix: Path) -> dict[str, float]:
     return tokens
 
 
-# README (The mix stage, Realization): every category lands within 0.5 points of its planned share.
+# README (The mix stage, Realization): every category lands within 0.5 points of its planned share, or within
+# three standard deviations of the seeded draw where that is wider.
 SHARE_POINTS = 0.005
+DRAW_SIGMAS = 3
+
+
+def _draw_sigma(run: Path, realized_total: float) -> dict[str, float]:
+    """Per category, the standard deviation of its realized share that the seeded repeat draws cause: a training
+    document of t tokens whose source has fractional epochs f adds t^2 f (1 - f) to the variance."""
+    cfg = load_config().mix
+    epochs = json.loads((run / "mix" / "_work" / "plan.json").read_text())["epochs"]
+    variance: dict[str, float] = {}
+    for info in require_manifest(run / "dedup").shards:
+        table = read_shard(run / "dedup", info)
+        train = unit_interval(table.column("doc_id").to_numpy(), cfg.seed) >= cfg.validation_fraction
+        for category, source, tokens, is_train in zip(table.column("category").to_pylist(),
+                                                      table.column("source").to_pylist(),
+                                                      table.column(cfg.token_column).to_pylist(), train, strict=True):
+            fraction = epochs.get(f"{category}/{source}", 0.0) % 1
+            if is_train:
+                variance[category] = variance.get(category, 0.0) + tokens**2 * fraction * (1 - fraction)
+    return {category: var**0.5 / realized_total for category, var in variance.items()}
 
 
 @pytest.mark.slow
@@ -96,13 +116,15 @@ def test_realized_mix_is_within_half_a_point_of_plan(demo_mix: Path):
     total = sum(weights.values())
     realized = _realized_tokens(demo_mix / "mix")
     realized_total = sum(realized.values())
+    sigma = _draw_sigma(demo_mix, realized_total)
     assert set(summary["categories"]) == set(realized) == set(weights)
     for category, row in summary["categories"].items():
         assert row["planned_share"] == pytest.approx(weights[category] / total)
         share = realized[category] / realized_total
         assert row["realized_tokens"] == pytest.approx(realized[category])  # the summary tells the truth
         assert row["realized_share"] == pytest.approx(share)
-        assert abs(share - row["planned_share"]) <= SHARE_POINTS, (category, share, row)
+        bound = max(SHARE_POINTS, DRAW_SIGMAS * sigma[category])
+        assert abs(share - row["planned_share"]) <= bound, (category, share, row, sigma[category])
     manifest = require_manifest(demo_mix / "mix")
     assert manifest.outputs["summary"][0].path == "mix_summary.json"
 

@@ -93,6 +93,12 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
 def _check_splits(seen: Counter, train_documents: float, mcfg: MixConfig) -> None:
     """Refuse before any work a mix that would leave the training or the validation split empty."""
     total = seen["documents"]
+    if mcfg.unknown_category == "drop" and seen["unknown"] > mcfg.max_unknown_fraction * total:
+        raise KilnError(
+            f"mix: {seen['unknown']:,} of the {total:,} input documents ({seen['unknown'] / total:.0%}) have category "
+            f"{UNKNOWN!r} and would be dropped (mix.max_unknown_fraction {mcfg.max_unknown_fraction:g}): map their "
+            "sources to categories (ingest.source_categories, or a category field in the records via "
+            "ingest.fields.category), or set mix.unknown_category to a category to put them in")
     if not train_documents:
         raise KilnError(
             f"mix: none of the {total:,} input documents can be trained on ({seen['unknown']:,} have category "

@@ -88,6 +88,12 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
         start = time.perf_counter()
         texts = sample_texts(input_dir, train_shards, tcfg.sample_bytes, tcfg.seed)
         size = sum(len(t.encode("utf-8")) for t in texts)
+        if size < tcfg.min_sample_bytes:
+            raise KilnError(
+                f"tokenize: the training split holds {size:,} bytes of text in {len(texts):,} documents, below "
+                f"tokenize.min_sample_bytes {tcfg.min_sample_bytes:,}: a tokenizer trained on it would be useless. "
+                f"Give the mix more documents (see `kiln status {input_dir.parent}` for what was dropped), pass a "
+                "trained tokenizer (tokenize.tokenizer_path), or lower tokenize.min_sample_bytes")
         log.info("tokenize: training a %d-token byte-level BPE on %d documents (%.1f MB)",
                  tcfg.vocab_size, len(texts), size / 1e6)
         tokenizer = train_tokenizer(texts, tcfg.vocab_size)
@@ -179,6 +185,7 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
         shards = [r.shard for r in results if r.spec["split"] == split]
         outputs[split], tally = pack_split(stage_dir, split, shards, tcfg.seed, tcfg.stream_max_documents)
         fault_point("tokenize.pack")
+        _check_window(split, tally, tcfg.seq_len)
         files = {} if "streams" in tally else {"bin": f"{split}.bin", "idx": f"{split}.idx"}
         splits[split] = {**files, **tally}
         log.info("tokenize: packed %s: %d documents, %d tokens in %.1f s", split, tally["documents"],
@@ -199,6 +206,16 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
     outputs["meta"] = [_info(stage_dir, META_NAME, 1)]
     outputs["tokenizer"] = [_info(stage_dir, TOKENIZER_NAME, meta["vocab_size"])]
     return outputs
+
+
+def _check_window(split: str, tally: dict, seq_len: int) -> None:
+    """Refuse a split the trainer could not read one window of seq_len + 1 tokens from (an empty validation
+    split is allowed: mix.validation_fraction 0 asks for none)."""
+    if tally["tokens"] < seq_len + 1 and (split == "train" or tally["documents"]):
+        raise KilnError(
+            f"tokenize: the {split} split holds {tally['tokens']:,} tokens in {tally['documents']:,} documents, fewer "
+            f"than one training window of tokenize.seq_len + 1 = {seq_len + 1:,}: give the mix more documents, "
+            f"lower tokenize.seq_len{', or raise mix.validation_fraction' if split == 'validation' else ''}")
 
 
 def _info(stage_dir: Path, name: str, rows: int) -> ShardInfo:
