@@ -70,11 +70,52 @@ class FieldMap(Section):
     category: FieldName = "category"
 
 
+DEFAULT_URL_CATEGORIES: dict[str, str] = {
+    "arxiv.org": "academic", "*.arxiv.org": "academic", "biorxiv.org": "academic", "medrxiv.org": "academic",
+    "openreview.net": "academic", "aclanthology.org": "academic", "pubmed.ncbi.nlm.nih.gov": "academic",
+    "ncbi.nlm.nih.gov/pmc/*": "academic", "*.semanticscholar.org": "academic", "dl.acm.org": "academic",
+    "ieeexplore.ieee.org": "academic", "link.springer.com": "academic", "nature.com/articles/*": "academic",
+    "sciencedirect.com/science/*": "academic", "*.cnki.net": "academic", "wanfangdata.com.cn": "academic",
+    "*.wanfangdata.com.cn": "academic", "chinaxiv.org": "academic",
+    "docs.python.org": "tech_docs", "*.readthedocs.io": "tech_docs", "developer.mozilla.org": "tech_docs",
+    "learn.microsoft.com": "tech_docs", "docs.microsoft.com": "tech_docs", "man7.org": "tech_docs",
+    "debian.org/doc/*": "tech_docs", "docs.oracle.com": "tech_docs", "kubernetes.io/docs/*": "tech_docs",
+    "kubernetes.io/zh-cn/docs/*": "tech_docs", "docs.docker.com": "tech_docs", "pytorch.org/docs/*": "tech_docs",
+    "mindspore.cn/docs/*": "tech_docs", "hiascend.com/document/*": "tech_docs", "docs.aws.amazon.com": "tech_docs",
+    "cloud.google.com/*/docs/*": "tech_docs", "developer.android.com": "tech_docs",
+    "*.cppreference.com": "tech_docs", "docs.rs": "tech_docs", "doc.rust-lang.org": "tech_docs",
+    "go.dev/doc/*": "tech_docs", "pkg.go.dev": "tech_docs", "cloud.tencent.com/document/*": "tech_docs",
+    "help.aliyun.com": "tech_docs",
+    "*.wikipedia.org": "encyclopedia", "baike.baidu.com": "encyclopedia", "baike.sogou.com": "encyclopedia",
+    "baike.com": "encyclopedia", "britannica.com": "encyclopedia", "*.britannica.com": "encyclopedia",
+    "*.wiktionary.org": "encyclopedia", "scholarpedia.org": "encyclopedia", "zh.wikihow.com": "encyclopedia",
+    "wikihow.com": "encyclopedia",
+    "reuters.com": "news", "apnews.com": "news", "bbc.com": "news", "bbc.co.uk": "news", "nytimes.com": "news",
+    "theguardian.com": "news", "cnn.com": "news", "npr.org": "news", "bloomberg.com": "news", "ft.com": "news",
+    "wsj.com": "news", "*.xinhuanet.com": "news", "xinhuanet.com": "news", "news.cn": "news",
+    "*.people.com.cn": "news", "people.com.cn": "news", "*.chinadaily.com.cn": "news", "chinadaily.com.cn": "news",
+    "chinanews.com.cn": "news", "thepaper.cn": "news", "*.caixin.com": "news", "news.sina.com.cn": "news",
+    "news.163.com": "news", "news.qq.com": "news", "*.cctv.com": "news", "zaobao.com": "news",
+    "rfi.fr/cn/*": "news", "bbc.com/zhongwen/*": "news",
+    "gutenberg.org": "literature", "*.gutenberg.org": "literature", "*.wikisource.org": "literature",
+    "ctext.org": "literature", "poetryfoundation.org": "literature", "archiveofourown.org": "literature",
+    "fanfiction.net": "literature", "gushiwen.cn": "literature", "*.gushiwen.cn": "literature",
+    "jjwxc.net": "literature", "*.jjwxc.net": "literature", "qidian.com": "literature",
+    "*.qidian.com": "literature",
+    "reddit.com": "dialogue", "*.reddit.com": "dialogue", "stackoverflow.com": "dialogue",
+    "*.stackexchange.com": "dialogue", "superuser.com": "dialogue", "serverfault.com": "dialogue",
+    "askubuntu.com": "dialogue", "quora.com": "dialogue", "zhihu.com": "dialogue", "*.zhihu.com": "dialogue",
+    "tieba.baidu.com": "dialogue", "zhidao.baidu.com": "dialogue", "v2ex.com": "dialogue",
+    "douban.com/group/*": "dialogue", "segmentfault.com/q/*": "dialogue",
+}
+
+
 class IngestConfig(Section):
     input: list[str] = Field(default_factory=list)
     fields: FieldMap = FieldMap()
     meta_fields: list[str] = Field(default_factory=lambda: ["title"])
     source_categories: dict[str, str] = Field(default_factory=dict)
+    url_categories: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_URL_CATEGORIES))
     shard_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     batch_rows: int = Field(default=4096, ge=1)
     max_doc_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
@@ -87,6 +128,14 @@ class IngestConfig(Section):
         for pattern, category in mapping.items():
             if category not in CATEGORIES:
                 raise ValueError(f"{pattern!r} maps to {category!r}, not one of {list(CATEGORIES)}")
+        return mapping
+
+    @field_validator("url_categories")
+    @classmethod
+    def _known_url_categories(cls, mapping: dict[str, str]) -> dict[str, str]:
+        for pattern, category in mapping.items():
+            if category not in (*CATEGORIES, UNKNOWN_CATEGORY):
+                raise ValueError(f"{pattern!r} maps to {category!r}, not one of {[*CATEGORIES, UNKNOWN_CATEGORY]}")
         return mapping
 
 

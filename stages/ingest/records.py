@@ -12,6 +12,7 @@ from common.categories import CATEGORIES, UNKNOWN_CATEGORY
 from common.config import FieldMap, IngestConfig
 from common.schema import DOC_SCHEMA, category_array, doc_id
 from stages.ingest.readers import RawRecord
+from stages.ingest.url_rules import UrlCategories
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,10 @@ def _as_text(value) -> str | None:
     return text if _utf8_ok(text) else None
 
 
-def category_for(source: str, raw_category, mapping: dict[str, str]) -> str:
-    """The config's source mapping (exact name, then glob pattern) wins, then the record's own category."""
+def category_for(source: str, raw_category, mapping: dict[str, str], url: str | None,
+                 url_rules: UrlCategories) -> str:
+    """The config's source mapping (exact name, then glob pattern) wins, then the record's own category,
+    then the URL rules."""
     if source in mapping:
         return mapping[source]
     for pattern, category in mapping.items():
@@ -46,7 +49,7 @@ def category_for(source: str, raw_category, mapping: dict[str, str]) -> str:
             return category
     if isinstance(raw_category, str) and raw_category in CATEGORIES:
         return raw_category
-    return UNKNOWN_CATEGORY
+    return url_rules.category(url)
 
 
 @dataclass
@@ -59,6 +62,10 @@ class DocumentBuilder:
     default_source: str
     kept: int = 0
     _columns: dict[str, list] = field(default_factory=lambda: {n: [] for n in DOC_SCHEMA.names})
+    _url_rules: UrlCategories = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._url_rules = UrlCategories(self.cfg.url_categories)
 
     def __len__(self) -> int:
         return len(self._columns["doc_id"])
@@ -81,9 +88,9 @@ class DocumentBuilder:
 
         source = _as_text(values.get(self.fields.source)) or self.default_source
         raw_category = values.get(self.fields.category)
-        category = category_for(source, raw_category, self.cfg.source_categories)
-        meta = {}
         url = _as_text(values.get(self.fields.url))
+        category = category_for(source, raw_category, self.cfg.source_categories, url, self._url_rules)
+        meta = {}
         if url:
             meta["url"] = url
         for name in self.cfg.meta_fields:
