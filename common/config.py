@@ -270,6 +270,21 @@ class DedupConfig(Section):
         return self
 
 
+class CategoryClassifierConfig(Section):
+    enabled: bool = False
+    threshold: Fraction = 0.5
+    held_out_fraction: float = Field(default=0.1, gt=0.0, lt=1.0)
+    labelled_sample: str | None = None
+    min_labelled_per_category: int = Field(default=20, ge=1)
+    max_examples_per_category: int = Field(default=5000, ge=1)
+    max_chars: int = Field(default=2000, ge=16)
+    epochs: int = Field(default=25, ge=1)
+    learning_rate: float = Field(default=0.5, gt=0.0)
+    word_ngrams: int = Field(default=2, ge=1, le=5)
+    dim: int = Field(default=32, ge=2)
+    seed: int = 1234
+
+
 class MixConfig(Section):
     category_weights: dict[str, Annotated[float, Field(ge=0.0)]] = Field(default_factory=lambda: {
         "academic": 3.0, "tech_docs": 2.0, "encyclopedia": 2.0, "news": 1.0, "literature": 1.0, "dialogue": 1.0})
@@ -279,6 +294,7 @@ class MixConfig(Section):
     budget_documents: int | None = Field(default=None, ge=1)
     unknown_category: str = "drop"
     max_unknown_fraction: Fraction = 0.5
+    classifier: CategoryClassifierConfig = CategoryClassifierConfig()
     validation_fraction: float = Field(default=0.01, ge=0.0, lt=1.0)
     token_column: str = "q_tokens"
     seed: int = 1234

@@ -275,13 +275,16 @@ def shard_plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
     return Plan(units=units, input={"stage": manifest.stage, "manifest_sha256": manifest_sha256(input_dir)})
 
 
-def input_schema_with(field: pa.Field) -> Callable[[UnitContext], pa.Schema]:
-    """An ``output_schema`` for map stages that add one column to their input shard's schema."""
+def input_schema_with(*fields: pa.Field) -> Callable[[UnitContext], pa.Schema]:
+    """An ``output_schema`` for map stages that add columns to their input shard's schema."""
 
     def schema(ctx: UnitContext) -> pa.Schema:
         info = ShardInfo(**ctx.unit.spec["shard"])
         with pa.memory_map(str(ctx.input_dir / info.path)) as source:
-            return pa.ipc.open_file(source).schema.append(field)
+            result = pa.ipc.open_file(source).schema
+        for field in fields:
+            result = result.append(field)
+        return result
 
     return schema
 

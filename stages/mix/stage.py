@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,17 @@ from common.runner import (
     merge_stats,
     shard_plan,
 )
+from common.schema import category_array
 from common.shards import ShardInfo, iter_batches
+from stages.mix.classifier import (
+    MODEL_NAME,
+    REPORT_NAME,
+    ExampleSampler,
+    categorize,
+    load_report,
+    read_labelled_sample,
+    train_classifier,
+)
 from stages.mix.plan import MixPlan, make_plan, repeats
 
 PLAN = "plan.json"
@@ -41,32 +53,73 @@ VALIDATION = "validation"
 UNKNOWN = "unknown"
 
 
-def _columns(batch: pa.RecordBatch, cfg: MixConfig) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
+@dataclass(frozen=True)
+class _Columns:
+    doc_ids: np.ndarray
+    categories: list[str]
+    category_scores: np.ndarray  # the classifier's probability; NaN where it predicted nothing
+    sources: list[str]
+    tokens: np.ndarray
+
+
+def _columns(batch: pa.RecordBatch, cfg: MixConfig, stage_dir: Path) -> _Columns:
+    """The columns mix plans with; unknown categories go through the classifier (when enabled), then
+    mix.unknown_category."""
     if cfg.token_column not in batch.schema.names:
         raise KilnError(f"mix.token_column: the input has no column {cfg.token_column!r}")
     categories = batch.column("category").to_pylist()
+    scores = np.full(len(categories), np.nan, dtype=np.float32)
+    if cfg.classifier.enabled and UNKNOWN in categories:
+        categories, scores = categorize(stage_dir, batch.column("text").to_pylist(), categories, cfg.classifier)
     if cfg.unknown_category != "drop":
         categories = [cfg.unknown_category if c == UNKNOWN else c for c in categories]
     tokens = batch.column(cfg.token_column).to_numpy(zero_copy_only=False).astype(np.float64)
-    return batch.column("doc_id").to_numpy(), categories, batch.column("source").to_pylist(), tokens
+    return _Columns(batch.column("doc_id").to_numpy(), categories, scores, batch.column("source").to_pylist(), tokens)
 
 
 def _is_validation(doc_ids: np.ndarray, cfg: MixConfig) -> np.ndarray:
     return unit_interval(doc_ids, cfg.seed) < cfg.validation_fraction
 
 
+def _train_classifier(cfg: MixConfig, input_dir: Path, stage_dir: Path, log: logging.Logger) -> None:
+    """Train the category classifier on the training split's categorized documents (once per run)."""
+    ccfg = cfg.classifier
+    if (stage_dir / REPORT_NAME).exists():
+        report = load_report(stage_dir)
+    else:
+        sampler = ExampleSampler(ccfg.max_examples_per_category, ccfg.max_chars, ccfg.seed)
+        for info in require_manifest(input_dir).shards:
+            for batch in iter_batches(input_dir, info):
+                doc_ids = batch.column("doc_id").to_numpy()
+                train = ~_is_validation(doc_ids, cfg)
+                rows = pa.array(np.nonzero(train)[0])
+                sampler.add(doc_ids[train], batch.column("text").take(rows).to_pylist(),
+                            batch.column("category").take(rows).to_pylist())
+        labelled = read_labelled_sample(Path(ccfg.labelled_sample), ccfg.max_chars) if ccfg.labelled_sample else []
+        start = time.perf_counter()
+        report = train_classifier(sampler, labelled, ccfg, stage_dir)
+        log.info("mix: category classifier trained on %s in %.1f s", report.trained_on, time.perf_counter() - start)
+    log.info("mix: category classifier held-out accuracy %.3f on %d documents (%s); threshold %g",
+             report.held_out_accuracy, report.held_out,
+             ", ".join(f"{c} {a:.2f}" for c, a in report.accuracy_by_category.items()), report.threshold)
+
+
 def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
-    """Count training tokens per category/source and write the plan (once per run)."""
+    """Train the category classifier if enabled, count training tokens per category/source and write the plan
+    (once per run)."""
     path = stage_dir / WORK_DIR / PLAN
     if path.exists():
         return
     mcfg = cfg.mix
+    if mcfg.classifier.enabled:
+        _train_classifier(mcfg, input_dir, stage_dir, log)
     available: dict[str, dict[str, float]] = {}
     documents = tokens_total = 0.0
     seen = Counter()
     for info in require_manifest(input_dir).shards:
         for batch in iter_batches(input_dir, info):
-            doc_ids, categories, sources, tokens = _columns(batch, mcfg)
+            cols = _columns(batch, mcfg, stage_dir)
+            doc_ids, categories, sources, tokens = cols.doc_ids, cols.categories, cols.sources, cols.tokens
             train = ~_is_validation(doc_ids, mcfg)
             seen.update({"documents": len(train), "validation": int((~train).sum()),
                          "unknown": sum(c == UNKNOWN for c in categories)})
@@ -97,8 +150,9 @@ def _check_splits(seen: Counter, train_documents: float, mcfg: MixConfig) -> Non
         raise KilnError(
             f"mix: {seen['unknown']:,} of the {total:,} input documents ({seen['unknown'] / total:.0%}) have category "
             f"{UNKNOWN!r} and would be dropped (mix.max_unknown_fraction {mcfg.max_unknown_fraction:g}): map their "
-            "sources to categories (ingest.source_categories, or a category field in the records via "
-            "ingest.fields.category), or set mix.unknown_category to a category to put them in")
+            "sources to categories (ingest.source_categories, a category field in the records via "
+            "ingest.fields.category, or ingest.url_categories), let a classifier label them from the ones you "
+            "mapped (mix.classifier.enabled), or set mix.unknown_category to a category to put them in")
     if not train_documents:
         raise KilnError(
             f"mix: none of the {total:,} input documents can be trained on ({seen['unknown']:,} have category "
@@ -134,13 +188,18 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
     plan = _load_plan(ctx.stage_dir)
     for batch in iter_batches(ctx.input_dir, ShardInfo(**unit.spec["shard"])):
         ctx.count_in(batch.num_rows)
-        doc_ids, categories, sources, tokens = _columns(batch, mcfg)
+        cols = _columns(batch, mcfg, ctx.stage_dir)
+        doc_ids, categories, sources, tokens = cols.doc_ids, cols.categories, cols.sources, cols.tokens
         langs = batch.column("lang").to_pylist()
         validation = _is_validation(doc_ids, mcfg)
         unknown = np.array([c == UNKNOWN for c in categories]) & ~validation
         epochs = np.array([plan.epochs.get(f"{c}/{s}", 0.0) for c, s in zip(categories, sources, strict=True)])
         copies = np.where(validation | unknown, 1, repeats(epochs, unit_interval(doc_ids, mcfg.seed + 1)))
-        table = pa.Table.from_batches([batch]).append_column("repeat", pa.array(copies, pa.int32()))
+        table = pa.Table.from_batches([batch])
+        if mcfg.classifier.enabled:
+            table = table.set_column(table.schema.get_field_index("category"), "category", category_array(categories))
+        table = (table.append_column("category_score", pa.array(cols.category_scores, pa.float32()))
+                 .append_column("repeat", pa.array(copies, pa.int32())))
         train = ~validation & ~unknown & (copies > 0)
         ctx.keep(table.filter(pa.array(train)))
         if validation.any():
@@ -151,7 +210,9 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
                 ctx.drop(reason, table.take(pa.array(rows)), signal=[f"epochs={epochs[i]:.3f}" for i in rows])
         picked = np.nonzero(train)[0]
         held = np.nonzero(validation)[0]
+        predicted = ~np.isnan(cols.category_scores)
         ctx.add_stats({
+            "classified": dict(Counter(categories[i] for i in np.nonzero(predicted)[0])),
             "realized_tokens": _tally([categories[i] for i in picked], [sources[i] for i in picked],
                                       [langs[i] for i in picked], tokens[picked] * copies[picked]),
             "validation_tokens": _tally([categories[i] for i in held], [sources[i] for i in held],
@@ -188,16 +249,21 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
         "languages": {"realized_tokens": realized["lang"]},
         "validation_tokens": totals.get("validation_tokens", {}),
     }
+    outputs = {"summary": [SUMMARY]}
+    if cfg.mix.classifier.enabled:
+        summary["classifier"] = {**load_report(stage_dir).to_dict(), "labelled": totals.get("classified", {})}
+        outputs["classifier"] = [MODEL_NAME, REPORT_NAME]
     for category, row in summary["categories"].items():
         log.info("mix: %-13s planned %5.1f %%  realized %5.1f %%", category, 100 * row["planned_share"],
                  100 * row["realized_share"])
-    path = stage_dir / SUMMARY
-    atomic_write_json(path, summary, indent=1, sort_keys=True)
-    return {"summary": [ShardInfo(path=SUMMARY, rows=len(categories), bytes=path.stat().st_size,
-                                  sha256=file_sha256(path))]}
+    atomic_write_json(stage_dir / SUMMARY, summary, indent=1, sort_keys=True)
+    return {name: [ShardInfo(path=file, rows=len(categories) if file == SUMMARY else 1,
+                             bytes=(stage_dir / file).stat().st_size, sha256=file_sha256(stage_dir / file))
+                   for file in files]
+            for name, files in outputs.items()}
 
 
 STAGE = MapStage(
-    name="mix", output_schema=input_schema_with(pa.field("repeat", pa.int32())),
+    name="mix", output_schema=input_schema_with(pa.field("category_score", pa.float32()), pa.field("repeat", pa.int32())),
     plan=shard_plan, process=process, prepare=prepare, finalize=finalize,
 )

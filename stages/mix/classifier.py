@@ -1,0 +1,182 @@
+"""A fastText category classifier for corpora whose documents are not all categorized.
+
+Trained once per run, in mix's global step, on the training-split documents whose category is
+known (from source mappings, a category field or URL rules) and on an optional labelled sample;
+a seeded share of them is held out to measure its accuracy. Documents of category ``unknown``
+then get the predicted category when its probability reaches the threshold.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import json
+import random
+import re
+import tempfile
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from common.categories import CATEGORIES, UNKNOWN_CATEGORY
+from common.config import CategoryClassifierConfig
+from common.errors import KilnError
+from common.files import atomic_write_bytes, atomic_write_json
+from common.hashing import unit_interval
+
+MODEL_NAME = "category_classifier.bin"
+REPORT_NAME = "category_classifier.json"
+LABEL = "__label__"
+BUCKETS = 200_000
+_HAN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+
+
+def fasttext_text(text: str, max_chars: int) -> str:
+    """What the classifier reads: the first ``max_chars`` characters, lowercased, on one line, each Han
+    character a word of its own."""
+    return " ".join(_HAN.sub(r" \1 ", text[:max_chars].lower()).split())
+
+
+@dataclass(frozen=True)
+class ClassifierReport:
+    """What the classifier was trained on and how well it labels documents it did not see."""
+
+    trained_on: dict[str, int]
+    held_out: int
+    held_out_accuracy: float
+    accuracy_by_category: dict[str, float]
+    threshold: float
+
+    def to_dict(self) -> dict:
+        """Plain values for mix_summary.json."""
+        return asdict(self)
+
+
+class ExampleSampler:
+    """Keeps, per category, the ``limit`` examples with the lowest seeded hash of their id: a uniform,
+    deterministic sample of bounded memory, whatever the order documents arrive in."""
+
+    def __init__(self, limit: int, max_chars: int, seed: int):
+        self.limit, self.max_chars, self.seed = limit, max_chars, seed
+        self.heaps: dict[str, list[tuple[float, int, str]]] = {}
+        self.seen: Counter[str] = Counter()
+
+    def add(self, doc_ids: np.ndarray, texts: list[str], categories: list[str]) -> None:
+        """Offer a batch of labelled documents (``unknown`` ones are ignored)."""
+        keys = unit_interval(doc_ids, self.seed)
+        for key, doc_id, text, category in zip(keys.tolist(), doc_ids.tolist(), texts, categories, strict=True):
+            if category == UNKNOWN_CATEGORY:
+                continue
+            self.seen[category] += 1
+            heap = self.heaps.setdefault(category, [])
+            item = (-key, doc_id, fasttext_text(text, self.max_chars))
+            if len(heap) < self.limit:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+
+    def examples(self) -> list[tuple[int, str, str]]:
+        """(doc_id, category, text) of every kept example, in id order."""
+        return sorted((doc_id, category, text) for category, heap in self.heaps.items() for _, doc_id, text in heap)
+
+
+def read_labelled_sample(path: Path, max_chars: int) -> list[tuple[str, str]]:
+    """(category, classifier text) of each line of a JSONL file with ``text`` and ``category`` fields."""
+    rows = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise KilnError(f"mix.classifier.labelled_sample: cannot read {path}: {err}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            text, category = record["text"], record["category"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise KilnError(f"{path}:{number}: a labelled example needs a JSON object with text and category") from None
+        if category not in CATEGORIES:
+            raise KilnError(f"{path}:{number}: category {category!r} is not one of {list(CATEGORIES)}")
+        if isinstance(text, str) and text.strip():
+            rows.append((category, fasttext_text(text, max_chars)))
+    return rows
+
+
+def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], cfg: CategoryClassifierConfig,
+                     out_dir: Path) -> ClassifierReport:
+    """Train on the sampled and labelled examples (a seeded share held out), save the model and its report."""
+    import fasttext
+
+    examples = sampler.examples()
+    held_out = unit_interval(np.array([doc_id for doc_id, _, _ in examples], dtype=np.int64), cfg.seed + 1)
+    held, train = [], list(labelled)
+    for (_, category, text), key in zip(examples, held_out.tolist(), strict=True):
+        (held if key < cfg.held_out_fraction else train).append((category, text))
+    counts = Counter(category for category, _ in train)
+    short = {c: n for c, n in counts.items() if n < cfg.min_labelled_per_category}
+    if short or len(counts) < 2:
+        raise KilnError(
+            f"mix.classifier: too few labelled documents to learn categories from (training examples by category: "
+            f"{dict(sorted(counts.items())) or 'none'}; each needs mix.classifier.min_labelled_per_category = "
+            f"{cfg.min_labelled_per_category}, and at least two categories are needed): map more sources "
+            "(ingest.source_categories, ingest.url_categories) or give mix.classifier.labelled_sample")
+    random.Random(cfg.seed).shuffle(train)
+    with tempfile.TemporaryDirectory() as tmp:
+        train_file = Path(tmp) / "train.txt"
+        train_file.write_text("".join(f"{LABEL}{category} {text}\n" for category, text in train), encoding="utf-8")
+        model = fasttext.train_supervised(
+            input=str(train_file), epoch=cfg.epochs, lr=cfg.learning_rate, wordNgrams=cfg.word_ngrams, dim=cfg.dim,
+            bucket=BUCKETS, minCount=1, thread=1, seed=cfg.seed, verbose=0)
+        model_file = Path(tmp) / MODEL_NAME
+        model.save_model(str(model_file))
+        atomic_write_bytes(out_dir / MODEL_NAME, model_file.read_bytes())
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for (category, _), predicted in zip(held, _predict(model, [t for _, t in held])[0], strict=True):
+        total[category] += 1
+        right[category] += predicted == category
+    report = ClassifierReport(
+        trained_on=dict(sorted(counts.items())), held_out=sum(total.values()),
+        held_out_accuracy=sum(right.values()) / max(sum(total.values()), 1),
+        accuracy_by_category={c: right[c] / total[c] for c in sorted(total)}, threshold=cfg.threshold)
+    atomic_write_json(out_dir / REPORT_NAME, report.to_dict(), indent=1, sort_keys=True)
+    return report
+
+
+def _predict(model, texts: list[str]) -> tuple[list[str], list[float]]:
+    if not texts:
+        return [], []
+    labels, probs = model.predict(texts, k=1)
+    return [names[0].removeprefix(LABEL) for names in labels], [float(p[0]) for p in probs]
+
+
+@functools.lru_cache(maxsize=2)
+def _load(path: str):
+    import fasttext
+
+    return fasttext.load_model(path)
+
+
+def load_report(stage_dir: Path) -> ClassifierReport:
+    """The report of the classifier trained for this run."""
+    return ClassifierReport(**json.loads((stage_dir / REPORT_NAME).read_text()))
+
+
+def categorize(stage_dir: Path, texts: list[str], categories: list[str], cfg: CategoryClassifierConfig
+               ) -> tuple[list[str], np.ndarray]:
+    """``categories`` with each ``unknown`` one replaced by the classifier's label where its probability
+    reaches the threshold, and the probabilities (NaN where no prediction was made)."""
+    scores = np.full(len(categories), np.nan, dtype=np.float32)
+    rows = [i for i, category in enumerate(categories) if category == UNKNOWN_CATEGORY]
+    if not rows:
+        return categories, scores
+    model = _load(str(stage_dir / MODEL_NAME))
+    labels, probs = _predict(model, [fasttext_text(texts[i], cfg.max_chars) for i in rows])
+    out = list(categories)
+    for i, label, prob in zip(rows, labels, probs, strict=True):
+        scores[i] = prob
+        if prob >= cfg.threshold:
+            out[i] = label
+    return out, scores
