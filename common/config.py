@@ -115,7 +115,8 @@ class IngestConfig(Section):
     fields: FieldMap = FieldMap()
     meta_fields: list[str] = Field(default_factory=lambda: ["title"])
     source_categories: dict[str, str] = Field(default_factory=dict)
-    url_categories: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_URL_CATEGORIES))
+    url_categories: dict[str, str] = Field(default_factory=dict)
+    default_url_categories: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_URL_CATEGORIES))
     shard_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     batch_rows: int = Field(default=4096, ge=1)
     max_doc_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
@@ -130,7 +131,7 @@ class IngestConfig(Section):
                 raise ValueError(f"{pattern!r} maps to {category!r}, not one of {list(CATEGORIES)}")
         return mapping
 
-    @field_validator("url_categories")
+    @field_validator("url_categories", "default_url_categories")
     @classmethod
     def _known_url_categories(cls, mapping: dict[str, str]) -> dict[str, str]:
         for pattern, category in mapping.items():
@@ -458,7 +459,7 @@ def load_config(paths: list[Path] | None = None, overrides: list[str] | None = N
     """Load configs/default.yaml, then each file in ``paths``, then ``--set`` overrides, and validate."""
     return load_layers(KilnConfig, [DEFAULT_CONFIG, *(paths or [])], overrides or [],
                        example="ingest.batch_rows=1024", hint="see configs/default.yaml for the valid keys",
-                       whole={"source_categories"})
+                       whole={"source_categories", "default_url_categories"})
 
 
 def fingerprint(payload: Any) -> str:

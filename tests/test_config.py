@@ -24,7 +24,8 @@ def _yaml_leaf_keys(data: dict, prefix: str = "") -> set[str]:
     keys = set()
     for key, value in data.items():
         if isinstance(value, dict) and value and key not in (
-                "source_categories", "url_categories", "thresholds", "rules", "category_weights", "stage_resources"):
+                "source_categories", "url_categories", "default_url_categories", "thresholds", "rules",
+                "category_weights", "stage_resources"):
             keys |= _yaml_leaf_keys(value, f"{prefix}{key}.")
         else:
             keys.add(f"{prefix}{key}")

@@ -15,7 +15,7 @@ from stages.ingest.records import category_for
 from stages.ingest.url_rules import UrlCategories
 from tests.conftest import cli
 
-DEFAULTS = UrlCategories(load_config().ingest.url_categories)
+DEFAULTS = UrlCategories.from_config(load_config().ingest)
 
 
 @pytest.mark.parametrize("url,category", [
@@ -45,7 +45,7 @@ def test_user_rules_extend_override_and_switch_off_the_defaults():
     cfg = load_config([], ['ingest.url_categories={"blog.example.org": "literature", '
                            '"*.wikipedia.org": "unknown", "docs.python.org": "academic", '
                            '"example.org/news/*": "news"}'])
-    rules = UrlCategories(cfg.ingest.url_categories)
+    rules = UrlCategories.from_config(cfg.ingest)
     assert rules.category("https://blog.example.org/a") == "literature"
     assert rules.category("https://en.wikipedia.org/wiki/X") == "unknown"
     assert rules.category("https://docs.python.org/3/") == "academic"
@@ -53,9 +53,21 @@ def test_user_rules_extend_override_and_switch_off_the_defaults():
     assert rules.category("https://arxiv.org/abs/1") == "academic"  # the other defaults stay
 
 
+def test_the_shipped_rules_switch_off_as_a_whole_and_user_rules_stay(tmp_path: Path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("ingest:\n  default_url_categories: {}\n  url_categories:\n    intranet.example.com: tech_docs\n")
+    rules = UrlCategories.from_config(load_config([mine]).ingest)
+    assert rules.category("https://en.wikipedia.org/wiki/X") == "unknown"
+    assert rules.category("https://arxiv.org/abs/1") == "unknown"
+    assert rules.category("https://intranet.example.com/wiki") == "tech_docs"
+    only = load_config([], ['ingest.default_url_categories={"arxiv.org": "academic"}']).ingest
+    assert only.default_url_categories == {"arxiv.org": "academic"}  # a layer replaces the shipped list
+
+
 def test_a_rule_with_an_unknown_category_is_a_config_error():
-    with pytest.raises(ConfigError, match="url_categories"):
-        load_config([], ['ingest.url_categories={"example.org": "blogs"}'])
+    for key in ("url_categories", "default_url_categories"):
+        with pytest.raises(ConfigError, match=f"ingest.{key}"):
+            load_config([], [f'ingest.{key}={{"example.org": "blogs"}}'])
 
 
 def test_source_mapping_then_record_field_then_url():

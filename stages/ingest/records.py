@@ -65,7 +65,7 @@ class DocumentBuilder:
     _url_rules: UrlCategories = field(init=False)
 
     def __post_init__(self) -> None:
-        self._url_rules = UrlCategories(self.cfg.url_categories)
+        self._url_rules = UrlCategories.from_config(self.cfg)
 
     def __len__(self) -> int:
         return len(self._columns["doc_id"])

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from common.categories import UNKNOWN_CATEGORY
+from common.config import IngestConfig
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ class UrlCategories:
     Rules are indexed by host (exact hosts, and ``*.domain`` under its domain), so a lookup tries the
     URL's host and its parent domains instead of every rule; other glob forms are tried one by one.
     """
+
+    @classmethod
+    def from_config(cls, cfg: IngestConfig) -> UrlCategories:
+        """The shipped rules (``ingest.default_url_categories``) with the user's (``ingest.url_categories``)
+        layered on top: a user pattern replaces the shipped rule of the same pattern."""
+        return cls({**cfg.default_url_categories, **cfg.url_categories})
 
     def __init__(self, mapping: dict[str, str]):
         rules = sorted((UrlRule.parse(p, c) for p, c in mapping.items()), key=lambda r: r.specificity, reverse=True)
