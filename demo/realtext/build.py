@@ -48,7 +48,7 @@ SPAM_PAGES = {"zh": 90, "en": 40}
 NEAR_DUP_RANGE = (0.80, 0.95)
 URLS = {
     "man-en": "https://man7.org/linux/man-pages/{section}/{name}.html",
-    "python-docs": "https://docs.python.org/3.11/{page}.html",
+    "python-docs": "https://docs.python.org/3/{page}.html",
     "debian-reference-en": "https://www.debian.org/doc/manuals/debian-reference/{page}.html",
     "debian-reference-zh": "https://www.debian.org/doc/manuals/debian-reference/{page}.html",
 }
@@ -163,7 +163,7 @@ def build_devset(out_dir: Path, cache: Path, seed: int = 1234) -> dict:
                             _truth(sid, lang, "news", f"ads-{lang}", "spam", ["spam"])))
     for i, (name, text) in enumerate(genres.navigation_pages(fetched.root)):
         sid = f"python-docs-nav-{i:04d}"
-        records.append(({"id": sid, "text": text, "url": f"https://docs.python.org/3.11/{name}", "source": "python-docs",
+        records.append(({"id": sid, "text": text, "url": f"https://docs.python.org/3/{name}", "source": "python-docs",
                          "category": "tech_docs", "title": name},
                         _truth(sid, "en", "tech_docs", "python-docs", "navigation", ["boilerplate"])))
     rng.shuffle(records)

@@ -145,7 +145,7 @@ def html_sections(path: Path, main_marker: tuple[str, str] | None, min_chars: in
     return [_clip(s) for s in merged if len(s) >= min_chars // 2]
 
 
-PYTHON_DOCS = "usr/share/doc/python3.11/html"
+PYTHON_DOCS_GLOB = "usr/share/doc/python3.*/html"
 PYTHON_MAIN = ("role", "main")
 NAVIGATION_PAGES = ("genindex-*.html", "py-modindex.html", "contents.html", "search.html")
 
@@ -155,9 +155,16 @@ def _is_contents_page(path: Path) -> bool:
     return path.name == "index.html" or 'class="toctree-wrapper' in path.read_text(encoding="utf-8", errors="replace")
 
 
+def _python_docs_folder(root: Path) -> Path:
+    found = sorted(root.glob(PYTHON_DOCS_GLOB))
+    if not found:
+        raise KilnError(f"{root}: no Python documentation ({PYTHON_DOCS_GLOB}) in the unpacked packages")
+    return found[0]
+
+
 def python_docs(root: Path) -> Iterator[Document]:
     """Sections of the Python library, tutorial, howto and FAQ pages (contents pages left out)."""
-    base = root / PYTHON_DOCS
+    base = _python_docs_folder(root)
     for folder in ("library", "tutorial", "howto", "faq", "reference"):
         for path in sorted((base / folder).glob("*.html")):
             if _is_contents_page(path):
@@ -169,7 +176,7 @@ def python_docs(root: Path) -> Iterator[Document]:
 def navigation_pages(root: Path) -> Iterator[tuple[str, str]]:
     """(name, text) of the Python documentation's index, module index, contents and search pages,
     and of its chapters' contents pages."""
-    base = root / PYTHON_DOCS
+    base = _python_docs_folder(root)
     contents = [path for folder in ("library", "tutorial", "howto", "faq", "reference")
                 for path in sorted((base / folder).glob("*.html")) if _is_contents_page(path)]
     for path in [*(p for pattern in NAVIGATION_PAGES for p in sorted(base.glob(pattern))), *contents]:

