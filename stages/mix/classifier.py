@@ -25,6 +25,7 @@ from common.config import CategoryClassifierConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json
 from common.hashing import unit_interval
+from stages.mix.fasttext_train import train_supervised
 
 MODEL_NAME = "category_classifier.bin"
 REPORT_NAME = "category_classifier.json"
@@ -126,12 +127,11 @@ def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], c
     with tempfile.TemporaryDirectory() as tmp:
         train_file = Path(tmp) / "train.txt"
         train_file.write_text("".join(f"{LABEL}{category} {text}\n" for category, text in train), encoding="utf-8")
-        model = fasttext.train_supervised(
-            input=str(train_file), epoch=cfg.epochs, lr=cfg.learning_rate, wordNgrams=cfg.word_ngrams, dim=cfg.dim,
-            bucket=BUCKETS, minCount=1, thread=1, seed=cfg.seed, verbose=0)
         model_file = Path(tmp) / MODEL_NAME
-        model.save_model(str(model_file))
+        train_supervised(train_file, model_file, epoch=cfg.epochs, lr=cfg.learning_rate, wordNgrams=cfg.word_ngrams,
+                         dim=cfg.dim, bucket=BUCKETS, minCount=1, thread=1, seed=cfg.seed, verbose=0)
         atomic_write_bytes(out_dir / MODEL_NAME, model_file.read_bytes())
+        model = fasttext.load_model(str(model_file))
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for (category, _), predicted in zip(held, _predict(model, [t for _, t in held])[0], strict=True):
@@ -153,18 +153,19 @@ def _predict(model, texts: list[str]) -> tuple[list[str], list[float]]:
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: str):
+def _load(path: str, mtime_ns: int):
+    """The model at ``path``, loaded once per process and file version."""
     import fasttext
 
     return fasttext.load_model(path)
 
 
-def load_report(stage_dir: Path) -> ClassifierReport:
-    """The report of the classifier trained for this run."""
-    return ClassifierReport(**json.loads((stage_dir / REPORT_NAME).read_text()))
+def load_report(folder: Path) -> ClassifierReport:
+    """The report of the classifier trained for this run (in ``folder``)."""
+    return ClassifierReport(**json.loads((folder / REPORT_NAME).read_text()))
 
 
-def categorize(stage_dir: Path, texts: list[str], categories: list[str], cfg: CategoryClassifierConfig
+def categorize(model_path: Path, texts: list[str], categories: list[str], cfg: CategoryClassifierConfig
                ) -> tuple[list[str], np.ndarray]:
     """``categories`` with each ``unknown`` one replaced by the classifier's label where its probability
     reaches the threshold, and the probabilities (NaN where no prediction was made)."""
@@ -172,7 +173,7 @@ def categorize(stage_dir: Path, texts: list[str], categories: list[str], cfg: Ca
     rows = [i for i, category in enumerate(categories) if category == UNKNOWN_CATEGORY]
     if not rows:
         return categories, scores
-    model = _load(str(stage_dir / MODEL_NAME))
+    model = _load(str(model_path), model_path.stat().st_mtime_ns)
     labels, probs = _predict(model, [fasttext_text(texts[i], cfg.max_chars) for i in rows])
     out = list(categories)
     for i, label, prob in zip(rows, labels, probs, strict=True):

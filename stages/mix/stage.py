@@ -1,6 +1,8 @@
 """The mix stage: a validation split, then category-balanced repeats of the training documents.
 
-Global step (``prepare``): count the tokens of every category/source in the training split and
+Global step (``prepare``): with ``mix.classifier.enabled``, train the category classifier
+(``_work/category_classifier.*``) and label each shard's unknown documents (``_work/labels/``,
+stages/mix/labels.py); then count the tokens of every category/source in the training split and
 plan how many epochs each source gets (``_work/plan.json``). Map units: per input shard,
 send validation documents to ``validation/``, give each training document its ``repeat`` count
 (⌊e⌋ plus one more by a seeded draw), and drop the ones drawn zero times. ``finalize`` writes
@@ -13,6 +15,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +24,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig, MixConfig
 from common.errors import KilnError
-from common.files import atomic_write_json, file_sha256
+from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.hashing import unit_interval
 from common.manifest import require_manifest
 from common.runner import (
@@ -32,6 +35,7 @@ from common.runner import (
     WorkUnit,
     input_schema_with,
     merge_stats,
+    run_tasks,
     shard_plan,
 )
 from common.schema import category_array
@@ -40,11 +44,11 @@ from stages.mix.classifier import (
     MODEL_NAME,
     REPORT_NAME,
     ExampleSampler,
-    categorize,
     load_report,
     read_labelled_sample,
     train_classifier,
 )
+from stages.mix.labels import label_task, labelled_batches
 from stages.mix.plan import MixPlan, make_plan, repeats
 
 PLAN = "plan.json"
@@ -62,30 +66,34 @@ class _Columns:
     tokens: np.ndarray
 
 
-def _columns(batch: pa.RecordBatch, cfg: MixConfig, stage_dir: Path) -> _Columns:
-    """The columns mix plans with; unknown categories go through the classifier (when enabled), then
-    mix.unknown_category."""
-    if cfg.token_column not in batch.schema.names:
-        raise KilnError(f"mix.token_column: the input has no column {cfg.token_column!r}")
-    categories = batch.column("category").to_pylist()
-    scores = np.full(len(categories), np.nan, dtype=np.float32)
-    if cfg.classifier.enabled and UNKNOWN in categories:
-        categories, scores = categorize(stage_dir, batch.column("text").to_pylist(), categories, cfg.classifier)
-    if cfg.unknown_category != "drop":
-        categories = [cfg.unknown_category if c == UNKNOWN else c for c in categories]
-    tokens = batch.column(cfg.token_column).to_numpy(zero_copy_only=False).astype(np.float64)
-    return _Columns(batch.column("doc_id").to_numpy(), categories, scores, batch.column("source").to_pylist(), tokens)
+def _batches(input_dir: Path, info: ShardInfo, index: int, stage_dir: Path, cfg: MixConfig
+             ) -> Iterator[tuple[pa.RecordBatch, _Columns]]:
+    """Input shard ``index``'s batches with the columns mix plans with: categories as the classifier labelled
+    them (when enabled), then unknown ones put in mix.unknown_category."""
+    if cfg.classifier.enabled:
+        batches = labelled_batches(input_dir, info, stage_dir / WORK_DIR, index)
+    else:
+        batches = ((b, b.column("category").to_pylist(), np.full(b.num_rows, np.nan, np.float32))
+                   for b in iter_batches(input_dir, info))
+    for batch, categories, scores in batches:
+        if cfg.token_column not in batch.schema.names:
+            raise KilnError(f"mix.token_column: the input has no column {cfg.token_column!r}")
+        if cfg.unknown_category != "drop":
+            categories = [cfg.unknown_category if c == UNKNOWN else c for c in categories]
+        tokens = batch.column(cfg.token_column).to_numpy(zero_copy_only=False).astype(np.float64)
+        yield batch, _Columns(batch.column("doc_id").to_numpy(), categories, scores, batch.column("source").to_pylist(),
+                              tokens)
 
 
 def _is_validation(doc_ids: np.ndarray, cfg: MixConfig) -> np.ndarray:
     return unit_interval(doc_ids, cfg.seed) < cfg.validation_fraction
 
 
-def _train_classifier(cfg: MixConfig, input_dir: Path, stage_dir: Path, log: logging.Logger) -> None:
+def _train_classifier(cfg: MixConfig, input_dir: Path, work: Path, log: logging.Logger) -> None:
     """Train the category classifier on the training split's categorized documents (once per run)."""
     ccfg = cfg.classifier
-    if (stage_dir / REPORT_NAME).exists():
-        report = load_report(stage_dir)
+    if (work / REPORT_NAME).exists():
+        report = load_report(work)
     else:
         sampler = ExampleSampler(ccfg.max_examples_per_category, ccfg.max_chars, ccfg.seed)
         for info in require_manifest(input_dir).shards:
@@ -97,11 +105,18 @@ def _train_classifier(cfg: MixConfig, input_dir: Path, stage_dir: Path, log: log
                             batch.column("category").take(rows).to_pylist())
         labelled = read_labelled_sample(Path(ccfg.labelled_sample), ccfg.max_chars) if ccfg.labelled_sample else []
         start = time.perf_counter()
-        report = train_classifier(sampler, labelled, ccfg, stage_dir)
+        report = train_classifier(sampler, labelled, ccfg, work)
         log.info("mix: category classifier trained on %s in %.1f s", report.trained_on, time.perf_counter() - start)
     log.info("mix: category classifier held-out accuracy %.3f on %d documents (%s); threshold %g",
              report.held_out_accuracy, report.held_out,
              ", ".join(f"{c} {a:.2f}" for c, a in report.accuracy_by_category.items()), report.threshold)
+
+
+def _label_shards(cfg: KilnConfig, input_dir: Path, work: Path, log: logging.Logger) -> None:
+    """One Ray task per input shard labels its unknown documents (stages/mix/labels.py)."""
+    shards = require_manifest(input_dir).shards
+    calls = [(str(input_dir), info.to_dict(), str(work), cfg.mix.classifier, i) for i, info in enumerate(shards)]
+    run_tasks(label_task, calls, cfg, "mix category labels", log, "mix.labels")
 
 
 def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
@@ -112,13 +127,13 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
         return
     mcfg = cfg.mix
     if mcfg.classifier.enabled:
-        _train_classifier(mcfg, input_dir, stage_dir, log)
+        _train_classifier(mcfg, input_dir, stage_dir / WORK_DIR, log)
+        _label_shards(cfg, input_dir, stage_dir / WORK_DIR, log)
     available: dict[str, dict[str, float]] = {}
     documents = tokens_total = 0.0
     seen = Counter()
-    for info in require_manifest(input_dir).shards:
-        for batch in iter_batches(input_dir, info):
-            cols = _columns(batch, mcfg, stage_dir)
+    for index, info in enumerate(require_manifest(input_dir).shards):
+        for _, cols in _batches(input_dir, info, index, stage_dir, mcfg):
             doc_ids, categories, sources, tokens = cols.doc_ids, cols.categories, cols.sources, cols.tokens
             train = ~_is_validation(doc_ids, mcfg)
             seen.update({"documents": len(train), "validation": int((~train).sum()),
@@ -186,9 +201,8 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
     """Split and repeat the documents of one input shard according to the plan."""
     mcfg = ctx.cfg.mix
     plan = _load_plan(ctx.stage_dir)
-    for batch in iter_batches(ctx.input_dir, ShardInfo(**unit.spec["shard"])):
+    for batch, cols in _batches(ctx.input_dir, ShardInfo(**unit.spec["shard"]), unit.index, ctx.stage_dir, mcfg):
         ctx.count_in(batch.num_rows)
-        cols = _columns(batch, mcfg, ctx.stage_dir)
         doc_ids, categories, sources, tokens = cols.doc_ids, cols.categories, cols.sources, cols.tokens
         langs = batch.column("lang").to_pylist()
         validation = _is_validation(doc_ids, mcfg)
@@ -251,6 +265,8 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
     }
     outputs = {"summary": [SUMMARY]}
     if cfg.mix.classifier.enabled:
+        for name in (MODEL_NAME, REPORT_NAME):  # published beside the summary; _work/ keeps the run's copy
+            atomic_write_bytes(stage_dir / name, (stage_dir / WORK_DIR / name).read_bytes())
         summary["classifier"] = {**load_report(stage_dir).to_dict(), "labelled": totals.get("classified", {})}
         outputs["classifier"] = [MODEL_NAME, REPORT_NAME]
     for category, row in summary["categories"].items():
