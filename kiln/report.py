@@ -453,7 +453,7 @@ def _mix_chart(stage: StageData, categories: dict[str, dict]) -> str:
 
 
 def _mix_section(stage: StageData) -> str:
-    """Accounting, the planned vs realized category mix, and the sources' epochs."""
+    """Accounting, the planned vs realized category mix, the category classifier and the sources' epochs."""
     parts = [_accounting_section(stage)]
     summary_path = stage.stage_dir / "mix_summary.json"
     if not summary_path.exists():
@@ -464,6 +464,11 @@ def _mix_section(stage: StageData) -> str:
     parts.extend(f'<p class="meta">{escape(w)}</p>' for w in summary.get("warnings") or [])
     if categories:
         parts.append(_mix_chart(stage, categories))
+    if classifier := summary.get("classifier"):
+        labelled = ", ".join(f"{c} {n:,}" for c, n in sorted(classifier["labelled"].items(), key=lambda kv: -kv[1]))
+        parts.append(f"<p>Category classifier: held-out accuracy {classifier['held_out_accuracy']:.3f} on "
+                     f"{classifier['held_out']:,} documents, threshold {classifier['threshold']:g}; documents of "
+                     f"unknown category labelled: {escape(labelled) or 'none'}.</p>")
     rows = [[s, f"{r['planned_tokens']:,.0f}", f"{r['realized_tokens']:,.0f}", f"{r['epochs']:.2f}"]
             for s, r in sorted((summary.get("sources") or {}).items())]
     if rows:

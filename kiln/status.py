@@ -25,6 +25,7 @@ class StageStatus:
     units_done: int = 0
     units_total: int | None = None
     error: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def _partial(stage_dir: Path, name: str) -> StageStatus:
@@ -63,8 +64,21 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
         stats_file = stage_dir / STATS_NAME
         if stats_file.exists():
             status.wall_seconds = json.loads(stats_file.read_text()).get("wall_seconds")
+        status.notes = _classifier_note(stage_dir)
         rows.append(status)
     return rows
+
+
+def _classifier_note(stage_dir: Path) -> list[str]:
+    """The mix stage's category classifier, when it ran: its held-out accuracy and what it labelled."""
+    summary = stage_dir / "mix_summary.json"
+    report = json.loads(summary.read_text()).get("classifier") if summary.exists() else None
+    if not report:
+        return []
+    labelled = sorted(report["labelled"].items(), key=lambda kv: (-kv[1], kv[0]))
+    return [f"{stage_dir.name} classifier: held-out accuracy {report['held_out_accuracy']:.3f} on "
+            f"{report['held_out']:,} documents; labelled " + ", ".join(f"{c}={n:,}" for c, n in labelled)
+            + f" (unknown: below the threshold {report['threshold']:g})"]
 
 
 def format_status(rows: list[StageStatus]) -> str:
@@ -90,6 +104,7 @@ def format_status(rows: list[StageStatus]) -> str:
             reasons.append(f"{row.stage} dropped: " + ", ".join(f"{r}={n:,}" for r, n in ranked))
         if row.error:
             reasons.append(f"{row.stage} failed: {row.error}")
+        reasons += row.notes
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     rendered = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines]
     rendered.insert(1, "  ".join("-" * w for w in widths))

@@ -57,3 +57,17 @@ def test_status_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path
     result = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True, cwd=REPO)
     assert result.stdout.count("\n") == 1
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
+
+
+def test_a_mix_with_the_classifier_shows_its_accuracy_and_labels(tmp_path: Path, capsys):
+    write_manifest(tmp_path / "mix", Manifest(
+        stage="mix", code_version="v", fingerprint="f", config={}, input={}, excluded={},
+        shards=[ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)],
+        accounting=Accounting(10, 7, {"unknown_category": 3})))
+    (tmp_path / "mix" / "mix_summary.json").write_text(json.dumps({"classifier": {
+        "held_out_accuracy": 0.9634, "held_out": 82, "threshold": 0.5,
+        "labelled": {"news": 1200, "unknown": 3, "academic": 4000}}}))
+    assert main(["status", str(tmp_path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("mix classifier: held-out accuracy 0.963 on 82 documents; labelled academic=4,000, news=1,200, "
+            "unknown=3 (unknown: below the threshold 0.5)") in out
