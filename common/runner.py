@@ -497,7 +497,10 @@ def _forget_failure(stage_dir: Path) -> None:
 
 
 def _record_failure(stage_dir: Path, error: Exception) -> None:
-    """Keep the error that stopped a stage where `kiln status` finds it (best effort: the disk may be full)."""
+    """Keep the error that stopped a stage where `kiln status` finds it (best effort: the disk may be full),
+    unless its previous output is still complete (a refused --force leaves it untouched)."""
+    if (stage_dir / MANIFEST_NAME).exists():
+        return
     with contextlib.suppress(OSError):
         stage_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_json(stage_dir / FAILED_NAME, {"error": str(error), "at": datetime.now(UTC).isoformat()})
