@@ -132,10 +132,14 @@ def _tidy(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def html_sections(path: Path, main_marker: tuple[str, str] | None, min_chars: int = 600) -> list[str]:
+def _html(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def html_sections(html: str, main_marker: tuple[str, str] | None, min_chars: int = 600) -> list[str]:
     """The sections of an HTML page's main content, neighbouring short ones merged to ``min_chars``."""
     parser = _TextOfHtml(main_marker)
-    parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+    parser.feed(html)
     merged: list[str] = []
     for section in parser.sections():
         if merged and len(merged[-1]) < min_chars:
@@ -150,9 +154,16 @@ PYTHON_MAIN = ("role", "main")
 NAVIGATION_PAGES = ("genindex-*.html", "py-modindex.html", "contents.html", "search.html")
 
 
-def _is_contents_page(path: Path) -> bool:
-    """A chapter page that is a table of contents (Sphinx's toctree) more than text."""
-    return path.name == "index.html" or 'class="toctree-wrapper' in path.read_text(encoding="utf-8", errors="replace")
+PYTHON_DOC_FOLDERS = ("library", "tutorial", "howto", "faq", "reference")
+
+
+def _chapter_pages(base: Path) -> Iterator[tuple[Path, str, bool]]:
+    """(path, HTML, whether it is a contents page: an index or a Sphinx toctree more than text) of each chapter
+    page of the Python documentation."""
+    for folder in PYTHON_DOC_FOLDERS:
+        for path in sorted((base / folder).glob("*.html")):
+            html = _html(path)
+            yield path, html, path.name == "index.html" or 'class="toctree-wrapper' in html
 
 
 def _python_docs_folder(root: Path) -> Path:
@@ -165,23 +176,22 @@ def _python_docs_folder(root: Path) -> Path:
 def python_docs(root: Path) -> Iterator[Document]:
     """Sections of the Python library, tutorial, howto and FAQ pages (contents pages left out)."""
     base = _python_docs_folder(root)
-    for folder in ("library", "tutorial", "howto", "faq", "reference"):
-        for path in sorted((base / folder).glob("*.html")):
-            if _is_contents_page(path):
-                continue
-            for i, text in enumerate(html_sections(path, PYTHON_MAIN)):
-                yield Document("python_docs", "en", "tech_docs", "python-docs", f"{folder}/{path.stem}#{i}", text)
+    for path, html, is_contents in _chapter_pages(base):
+        if not is_contents:
+            for i, text in enumerate(html_sections(html, PYTHON_MAIN)):
+                yield Document("python_docs", "en", "tech_docs", "python-docs", f"{path.parent.name}/{path.stem}#{i}",
+                               text)
 
 
 def navigation_pages(root: Path) -> Iterator[tuple[str, str]]:
     """(name, text) of the Python documentation's index, module index, contents and search pages,
     and of its chapters' contents pages."""
     base = _python_docs_folder(root)
-    contents = [path for folder in ("library", "tutorial", "howto", "faq", "reference")
-                for path in sorted((base / folder).glob("*.html")) if _is_contents_page(path)]
-    for path in [*(p for pattern in NAVIGATION_PAGES for p in sorted(base.glob(pattern))), *contents]:
+    pages = [(p, _html(p)) for pattern in NAVIGATION_PAGES for p in sorted(base.glob(pattern))]
+    pages += [(path, html) for path, html, is_contents in _chapter_pages(base) if is_contents]
+    for path, html in pages:
         parser = _TextOfHtml(PYTHON_MAIN)
-        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        parser.feed(html)
         text = _tidy("".join(parser.parts))
         if len(text) > 200:
             yield str(path.relative_to(base)), _clip(text)
@@ -192,7 +202,7 @@ def debian_reference(root: Path, lang: str) -> Iterator[Document]:
     suffix = {"en": "en", "zh": "zh-cn"}[lang]
     base = root / f"usr/share/doc/debian-reference-{suffix}/docs"
     for path in sorted(base.glob(f"ch*.{suffix}.html")):
-        for i, text in enumerate(html_sections(path, None, min_chars=800)):
+        for i, text in enumerate(html_sections(_html(path), None, min_chars=800)):
             yield Document("debian_reference", lang, "tech_docs", f"debian-reference-{lang}", f"{path.stem}#{i}", text)
 
 
