@@ -49,7 +49,7 @@ def time_components(batches: list[pa.RecordBatch], cfg: CleanConfig) -> dict[str
             texts = [scrub_timestamps(t)[0] for t in texts] if cfg.scrub_timestamps else texts
         with timed(seconds, "lid"):
             guesses = identify(texts, cfg.lid.model_path)
-            accepted = [accepted_language(g, cfg.lid.thresholds) for g in guesses]
+            accepted = [accepted_language(g, cfg.lid) for g in guesses]
         with timed(seconds, "signals"):
             signals = compute_signals(texts, spam)
         with timed(seconds, "rules"):

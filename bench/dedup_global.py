@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dedup_synth import folder_sizes
-from measure import worker_args, write_result
+from measure import status_bytes, worker_args, write_result
 
 from common.config import KilnConfig, load_config
 from common.manifest import require_manifest
@@ -39,14 +39,6 @@ from stages.dedup.stage import decide_clusters, lsh_partition_task, signature_ta
 SIGNATURE_VALUE_BYTES = 8
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR
 LIBC = ctypes.CDLL("libc.so.6")
-
-
-def status_bytes(field: str) -> int:
-    """A ``/proc/self/status`` memory field (VmRSS, VmHWM), in bytes."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError(f"/proc/self/status has no {field} line")
 
 
 def bytes_read() -> int:

@@ -11,7 +11,6 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -170,9 +169,22 @@ def pin_to_core(core: int) -> None:
     os.sched_setaffinity(0, {core})
 
 
+def status_bytes(field: str) -> int:
+    """A ``/proc/self/status`` memory field (VmRSS, VmHWM) of this process, in bytes (Linux only)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"/proc/self/status has no {field} line")
+
+
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident set size of this process's own memory so far (VmHWM), in MiB.
+
+    Not ``getrusage``'s ``ru_maxrss``: it survives ``exec``, so a worker started by a driver would
+    report at least the driver's peak.
+    """
+    return status_bytes("VmHWM") / 2**20
 
 
 @contextmanager

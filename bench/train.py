@@ -32,7 +32,7 @@ from measure import WorkerError, log, reference_python, tail  # noqa: E402
 from train_shape import shape_args  # noqa: E402
 
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE, TokenDataset, read_meta  # noqa: E402
-from stages.train.flops import cpu_peak_flops, model_flops_per_token  # noqa: E402
+from stages.train.flops import cpu_features, cpu_peak_flops, model_flops_per_token  # noqa: E402
 
 TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
 REF_VENV = BENCH_DIR / ".venv-torch"
@@ -106,6 +106,8 @@ def choose_tokens(args: argparse.Namespace, work: Path) -> tuple[Path, str]:
         if vocab == args.vocab:
             return REAL_TOKENS, f"{REAL_TOKENS.relative_to(REPO)} (the tokenize stage's output)"
     windows = max(args.batch * (args.warmup + args.steps) * 2, 256)
+    log(f"WARNING: no {REAL_TOKENS.relative_to(REPO)} with vocabulary {args.vocab} (run `make data`, or pass "
+        "--tokens): training on random token ids, which measures speed but not a loss worth reading")
     path = write_random_tokens(work / "tokens", args.vocab, windows * args.seq_len + 1, args.seed)
     return path, f"random ids below {args.vocab}, {windows * args.seq_len + 1:,} tokens, written to a temporary folder"
 
@@ -200,7 +202,8 @@ def run_bench(args: argparse.Namespace) -> dict:
     ms0 = ms_rounds[0]
     tokens_per_step = args.batch * args.seq_len
     flops = model_flops_per_token(ms0["parameters"], args.layers, args.d_model, args.seq_len)
-    peak = cpu_peak_flops(args.threads)
+    ghz, flops_per_cycle = cpu_features()
+    peak = cpu_peak_flops(args.threads, ghz, flops_per_cycle)
     sides = {"mindspore": pooled(ms_rounds, tokens_per_step)}
     if torch_rounds:
         sides["torch"] = pooled(torch_rounds, tokens_per_step)
@@ -221,7 +224,7 @@ def run_bench(args: argparse.Namespace) -> dict:
         "threads": args.threads, "steps": args.steps, "warmup": args.warmup, "rounds": args.rounds,
         "tokens": {"path": str(tokens), "what": tokens_note, "windows": windows},
         "flops": {"formula": "6*N + 12*L*d*T", "per_token": flops, "per_step": flops * tokens_per_step,
-                  "cpu_peak": peak, "cpu_peak_formula": f"{args.threads} cores x 2.5 GHz x 32 FLOP/cycle"},
+                  "cpu_peak": peak, "cpu_peak_formula": f"{args.threads} cores x {ghz:.2f} GHz x {flops_per_cycle} FLOP/cycle"},
         "load_average": {"before": load_before, "after": os.getloadavg()}, "cpus": os.cpu_count(),
         "mindspore": sides["mindspore"], "torch": sides.get("torch", {"skipped": skipped}),
         "ratio_mindspore_torch": ratio, "same_start": check,

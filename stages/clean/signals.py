@@ -13,21 +13,14 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
+from stages.clean.navigation import nav_line_frac
+from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS
 
-_HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-TOKEN_RE = re.compile(rf"[{_HAN_CLASS}]|[^\W{_HAN_CLASS}_]+")
-HAN_RE = re.compile(rf"[{_HAN_CLASS}]")
+TOKEN_RE = re.compile(rf"[{HAN_CLASS}]|[^\W{HAN_CLASS}_]+")
 LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
 TERMINAL_PUNCT = tuple(".!?。！？…\"'”’」』)）")
 BULLETS = ("•", "-", "*", "·", "●", "○", "▪", "◦", "‣", "–")
 ELLIPSES = ("...", "…", "……")
-EN_STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with"))
-# Gopher's eight stop words and the function words of questions, answers and instructions
-# ("can you write a type hint?"): text in English has them, word lists and keyword spam do not.
-EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
-    "a", "an", "is", "are", "was", "were", "it", "this", "i", "you", "we", "he", "she", "they", "my", "your",
-    "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
-ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
 # Box-drawing characters (U+2500-U+257F) are the rules of text tables, not decoration.
 REPEATED_UNIT_RE = re.compile(r"([^\w\s\u2500-\u257f](?:[^\w\s]{0,2}|\w))\1{3,}")
@@ -38,14 +31,6 @@ LATIN1_DEBRIS_RE = re.compile(r"[\u00c0-\u00ff][\u0080-\u00bf\u2018-\u203a\u0152
 # left alone because the bytes after them were lost or stripped as C1 controls.
 ORPHAN_LEAD_RE = re.compile(r"[\u00e2\u00c3\u00c2](?=[\x00-\x7f]|$)")
 LATIN1_LETTER_RE = re.compile(r"[\u00c0-\u00ff]")
-MIN_NAV_LINES = 20
-NAV_MAX_WORDS = 8
-NAV_MAX_HAN = 20
-# A line of code or markup is neither prose nor a navigation entry.
-_CODE_LINE_RE = re.compile(r"[=;{}<>`#]|:$")
-_SENTENCE_PUNCT_RE = re.compile(r"[.!?…](?:\s|$)|[,，;；。！？]")
-_LATIN_TOKEN_RE = re.compile(r"[^\W\d_]+")
-_SECTION_NUMBER_RE = re.compile(r"^(?:\d+\.)+\d*\s+|^\d+\s+")
 STUB_RE = re.compile(
     r"TODO:?\s*implement|[\"']not implemented[\"']|raise\s+NotImplementedError|NotImplementedException"
     r"|UnsupportedOperationException|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
@@ -141,31 +126,6 @@ def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:
     return result
 
 
-def _nav_line_frac(lines: list[str]) -> float:
-    """Share of navigation entries among the non-code lines (0 below MIN_NAV_LINES of them).
-
-    An entry is what index, contents and search pages are made of: a short line with no sentence
-    punctuation and no stop word unless it is in title case ("fill() (in module textwrap)",
-    "7.5.1. Basic fonts", "Porting Extension Modules to Python 3").
-    """
-    lines = [line for line in lines if not _CODE_LINE_RE.search(line)]
-    if len(lines) < MIN_NAV_LINES:
-        return 0.0
-    entries = 0
-    for line in lines:
-        line = _SECTION_NUMBER_RE.sub("", line)
-        if _SENTENCE_PUNCT_RE.search(line) or len(line.split()) > NAV_MAX_WORDS:
-            continue
-        if len(HAN_RE.findall(line)) > NAV_MAX_HAN or not ZH_STOP_CHARS.isdisjoint(line):
-            continue
-        words = _LATIN_TOKEN_RE.findall(line)
-        title_case = all(word[0].isupper() for word in words if len(word) >= 4)
-        if not title_case and any(word.lower() in EN_STOP_WORDS for word in words):
-            continue
-        entries += 1
-    return entries / len(lines)
-
-
 def line_signals(text: str) -> dict[str, float]:
     """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines, navigation.
 
@@ -193,7 +153,7 @@ def line_signals(text: str) -> dict[str, float]:
         "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) for line in lines) / n,
         "q_terminal_punct_line_frac": sum(line.endswith(TERMINAL_PUNCT) for line in lines) / n,
         "q_short_line_frac": sum(len(line) <= 30 for line in lines) / n,
-        "q_nav_line_frac": _nav_line_frac(lines),
+        "q_nav_line_frac": nav_line_frac(lines),
     }
 
 

@@ -1,0 +1,15 @@
+"""Character and word sets the clean stage's signals and rules share."""
+
+from __future__ import annotations
+
+import re
+
+HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+HAN_RE = re.compile(rf"[{HAN_CLASS}]")
+EN_STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with"))
+# Gopher's eight stop words and the function words of questions, answers and instructions
+# ("can you write a type hint?"): text in English has them, word lists and keyword spam do not.
+EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
+    "a", "an", "is", "are", "was", "were", "it", "this", "i", "you", "we", "he", "she", "they", "my", "your",
+    "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
+ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
