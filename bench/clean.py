@@ -29,13 +29,10 @@ from measure import (
     throughput,
 )
 
-from common.config import FieldMap, KilnConfig, load_config
-from common.schema import DOC_SCHEMA
+from common.config import KilnConfig, load_config
 from demo.generator import generate_demo_corpus
 from stages.clean.lid import bundled_model_path
-from stages.ingest.plan import plan_units, resolve_inputs
-from stages.ingest.readers import RawRecord, read_unit
-from stages.ingest.records import DocumentBuilder
+from stages.ingest.documents import read_documents
 
 REF_VENV = BENCH_DIR / ".venv-datatrove"
 REF_REQUIREMENTS = BENCH_DIR / "requirements-datatrove.txt"
@@ -59,24 +56,10 @@ def parse_args() -> argparse.Namespace:
     return driver_args(driver_parser(__doc__, DEFAULT_DOCS), "clean.json")
 
 
-def read_corpus(corpus_dir: Path, cfg: KilnConfig) -> pa.Table:
-    """The documents Kiln's ingest makes of ``corpus_dir`` (bad records left out), as one table."""
-    files, _ = resolve_inputs([str(corpus_dir)])
-    batches = []
-    for index, spec in enumerate(plan_units(files, cfg.ingest)):
-        fields = FieldMap() if spec["format"] == "txt" else cfg.ingest.fields
-        builder = DocumentBuilder(index, cfg.ingest, fields, spec["source"])
-        for item in read_unit(spec):
-            if isinstance(item, RawRecord):
-                builder.add(item)
-        batches.append(builder.flush())
-    return pa.Table.from_batches(batches, schema=DOC_SCHEMA)
-
-
 def prepare_input(n_docs: int, seed: int, cfg: KilnConfig, work: Path) -> BenchInput:
     """Generate the demo corpus under ``work`` and write its documents for both workers."""
     summary = generate_demo_corpus(work / "demo", n_docs, seed)
-    table = read_corpus(summary.corpus_dir, cfg)
+    table = read_documents([str(summary.corpus_dir)], cfg)
     docs_path, texts_path = work / "docs.arrow", work / "texts.jsonl"
     with pa.OSFile(str(docs_path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)

@@ -16,8 +16,9 @@ from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import TOKEN_RE, compute_signals, repetition_signals, spam_matcher
+from stages.clean.signals import compute_signals, repetition_signals, spam_matcher
 from stages.clean.stage import clean_batch
+from tests.signals_reference import TOKEN_RE
 
 CFG = load_config().clean
 
@@ -59,7 +60,10 @@ def _verdict(text: str, lang: str) -> str | None:
 # --- tokens and CJK pitfalls -------------------------------------------------------------
 
 def test_han_characters_are_tokens_and_latin_runs_are_words():
-    assert TOKEN_RE.findall("用Python 3.11写代码，很快！") == ["用", "Python", "3", "11", "写", "代", "码", "很", "快"]
+    text = "用Python 3.11写代码，很快！"
+    assert TOKEN_RE.findall(text) == ["用", "Python", "3", "11", "写", "代", "码", "很", "快"]
+    signals = _signals(text)
+    assert signals["q_tokens"] == 9 and signals["q_alpha_token_frac"] == pytest.approx(7 / 9)
 
 
 def test_chinese_is_not_judged_by_english_word_length():
@@ -131,7 +135,10 @@ def test_batched_repetition_equals_a_per_document_reference():
     rng = random.Random(3)
     words = ["river", "长", "江", "data", "模", "型", "the", "of", "a"]
     docs = [[rng.choice(words) for _ in range(rng.randint(0, 60))] for _ in range(40)]
-    batched = repetition_signals(docs)
+    flat = [token for tokens in docs for token in tokens]
+    batched = repetition_signals(np.array([hash(token) for token in flat], dtype=np.int64),
+                                 np.array([len(token) for token in flat], dtype=np.int64),
+                                 np.array([len(tokens) for tokens in docs], dtype=np.int64))
     for i, tokens in enumerate(docs):
         for n in range(2, 11):
             name = f"q_top{n}gram_frac" if n <= 4 else f"q_dup{n}gram_frac"

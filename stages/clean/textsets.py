@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -13,3 +14,22 @@ EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
     "a", "an", "is", "are", "was", "were", "it", "this", "i", "you", "we", "he", "she", "they", "my", "your",
     "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
 ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
+
+
+@functools.lru_cache(maxsize=1)
+def common_han() -> frozenset[str]:
+    """The Han characters of everyday Chinese: GB2312 level 1 and Big5's frequent block."""
+    chars: set[str] = set()
+    for hi in range(0xB0, 0xD8):
+        for lo in range(0xA1, 0xFF):
+            try:
+                chars.add(bytes([hi, lo]).decode("gb2312"))
+            except UnicodeDecodeError:
+                continue
+    for hi in range(0xA4, 0xC7):
+        for lo in [*range(0x40, 0x7F), *range(0xA1, 0xFF)]:
+            try:
+                chars.add(bytes([hi, lo]).decode("big5"))
+            except UnicodeDecodeError:
+                continue
+    return frozenset(chars)
