@@ -178,4 +178,12 @@ class BatchText:
             self._prefix = np.concatenate(([np.uint64(0)], np.cumsum(terms, dtype=np.uint64)))
         _, inverse_powers = self._powers
         value = (self._prefix[end] - self._prefix[start]) * inverse_powers[start]
-        return value ^ ((end - start).astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93))
+        return mix64(value ^ ((end - start).astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
+
+
+def mix64(value: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over uint64 values: every input bit reaches every output bit (a
+    one-character span's polynomial is its code point; sorting by high bits needs them mixed)."""
+    value = (value ^ (value >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    value = (value ^ (value >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return value ^ (value >> np.uint64(31))

@@ -21,7 +21,7 @@ import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
 from stages.clean import batch_text as bt
-from stages.clean.batch_text import BatchText
+from stages.clean.batch_text import BatchText, mix64
 from stages.clean.navigation import MIN_NAV_LINES, nav_line_frac
 from stages.clean.textsets import EN_FUNCTION_WORDS
 
@@ -53,22 +53,25 @@ def _word_key(word: str) -> int:
 FUNCTION_WORD_KEYS = np.array(sorted(map(_word_key, EN_FUNCTION_WORDS)), dtype=np.int64)
 
 
-def _group(keys: np.ndarray, rank_bound: int) -> tuple[np.ndarray, np.ndarray]:
+def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each key, how often it occurs in ``keys`` and its dense rank among the distinct keys.
 
-    ``keys`` are non-negative and below ``rank_bound``; when ``rank_bound`` times the number of
-    keys fits in 64 bits, each key carries its index in its low bits and a plain sort (three
-    times cheaper than an argsort) gives both the order and the values.
+    Sorted by a plain sort of the keys (their high bits, when they need more than the room
+    left) with each key's index in the low bits: three times cheaper than an argsort. In the
+    rare batch where two different keys share the bits kept, by an argsort of the whole keys.
     """
+    values = keys.view(np.uint64)
     index_bits = max(int(len(keys)).bit_length(), 1)
-    if rank_bound.bit_length() + index_bits <= 64:
-        packed = np.sort((keys.astype(np.uint64) << np.uint64(index_bits)) | np.arange(len(keys), dtype=np.uint64))
-        order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
-        ordered = packed >> np.uint64(index_bits)
-    else:
-        order = np.argsort(keys)
-        ordered = keys[order]
-    run_id = np.cumsum(np.concatenate(([True], ordered[1:] != ordered[:-1]))) - 1
+    dropped = np.uint64(max(int(values.max()).bit_length() + index_bits - 64, 0))  # low key bits left out
+    packed = np.sort(((values >> dropped) << np.uint64(index_bits)) | np.arange(len(keys), dtype=np.uint64))
+    order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+    ordered = values[order]
+    new_key = ordered[1:] != ordered[:-1]
+    if dropped and np.any(new_key & ((packed[1:] >> np.uint64(index_bits)) == (packed[:-1] >> np.uint64(index_bits)))):
+        order = np.argsort(values)
+        ordered = values[order]
+        new_key = ordered[1:] != ordered[:-1]
+    run_id = np.cumsum(np.concatenate(([True], new_key))) - 1
     occurrences = np.empty(len(keys), dtype=np.int64)
     occurrences[order] = np.bincount(run_id)[run_id]
     rank = np.empty(len(keys), dtype=np.int64)
@@ -97,25 +100,21 @@ def repetition_signals(ids: np.ndarray, lengths: np.ndarray, sizes: np.ndarray) 
     total_chars = np.bincount(doc_of, weights=lengths, minlength=docs)
     total_chars[total_chars == 0] = 1
     # Every n-gram is named by a dense rank: a token's within its document, then an n-gram's
-    # from the rank of its (n-1)-gram and its last token's. Exact, no hashing of n-grams.
-    token_keys = ids * np.int64(7919) + doc_of  # a token in one document is not the same one in another
-    order = np.argsort(token_keys)
-    ordered = token_keys[order]
-    token_rank = np.empty(total, dtype=np.int64)
-    token_rank[order] = np.cumsum(np.concatenate(([True], ordered[1:] != ordered[:-1]))) - 1
+    # from the rank of its (n-1)-gram and its last token's.
+    # One token in two documents is two keys.
+    token_count, token_rank = _group(ids ^ mix64(doc_of.astype(np.uint64) + np.uint64(1)).view(np.int64))
     distinct = int(token_rank.max()) + 1
     gram_rank = token_rank.copy()
-    ranks_bound = distinct
-    # An n-gram can only repeat where its (n-1)-gram prefix repeats, so each n only looks at
-    # the positions whose shorter gram repeated.
-    candidates = np.flatnonzero(room >= 2)
+    # An n-gram can only repeat where its (n-1)-gram repeats and its last token does, so each n
+    # only looks at the positions whose shorter gram repeated.
+    repeated_token = token_count > 1
+    candidates = np.flatnonzero(repeated_token[:-1] & repeated_token[1:] & (room[:-1] >= 2))
     for n in range(2, 11):
         valid = candidates[room[candidates] >= n]
         if len(valid) == 0:
             break
-        occurrences, rank = _group(gram_rank[valid] * distinct + token_rank[valid + n - 1], ranks_bound * distinct)
+        occurrences, rank = _group(gram_rank[valid] * distinct + token_rank[valid + n - 1])
         gram_rank[valid] = rank
-        ranks_bound = int(rank.max()) + 1
         repeated = occurrences > 1
         candidates = valid[repeated]
         if len(candidates) == 0:
