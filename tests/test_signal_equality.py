@@ -1,15 +1,18 @@
 """The batched quality signals equal their one-document-at-a-time definition (tests/signals_reference.py),
-column by column, on the demo corpus, the real-text development set and texts made to hit edge cases."""
+column by column, on the demo corpus, the real-text development set and texts made to hit edge cases;
+so does the text language ID reads (tests/prose_reference.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import tests.prose_reference as prose_reference
 import tests.signals_reference as reference
 from common.config import load_config
 from common.signal_names import SIGNAL_NAMES
 from demo.generator import generate_demo_corpus
+from stages.clean.lid import prose_texts
 from stages.clean.repair import repair
 from stages.clean.signals import compute_signals, spam_matcher
 from stages.clean.timestamps import scrub_timestamps
@@ -63,6 +66,8 @@ def test_every_signal_equals_its_definition_on_the_real_text_development_set(tmp
     texts = clean_texts([str(tmp_path / "devset" / "docs.jsonl")])
     assert len(texts) > 2500
     assert mismatches(texts) == {}
+    read = [text for start in range(0, len(texts), 512) for text in prose_texts(texts[start:start + 512])]
+    assert [i for i, text in enumerate(texts) if read[i] != prose_reference.prose_lines(text)] == []
 
 
 EDGE_CASES = [
@@ -105,3 +110,18 @@ def test_edge_cases_equal_their_definition_in_any_batch(rows):
 ])
 def test_spam_counts_equal_their_definition_for_any_pattern(patterns):
     assert mismatches(EDGE_CASES, patterns=patterns, batch_rows=7) == {}
+
+
+def test_what_language_id_reads_equals_its_definition(tmp_path):
+    summary = generate_demo_corpus(tmp_path / "demo", 1000, seed=5)
+    texts = clean_texts([str(summary.corpus_dir)]) + EDGE_CASES + [
+        "```\ncode here\n```\nThis is a line of real prose that a person reads.\n~~~\nmore code\n~~~\n",
+        "AN ALL CAPS HEADER LINE HERE\nOPTIONS\n  --verbose   print more\nA sentence with ǅungla words in it.\n",
+        "这是一个包含 `--verbose` 和 /usr/bin/python 的中文句子，很长很长。\n中文\n",
+        "hyphen-\n  ated words are join-\nable here in this sentence",
+    ]
+    for rows in (1, 7, 512):
+        batched = [text for start in range(0, len(texts), rows) for text in prose_texts(texts[start:start + rows])]
+        defined = [prose_reference.prose_lines(text) for text in texts]
+        differ = [i for i, (a, b) in enumerate(zip(batched, defined, strict=True)) if a != b]
+        assert not differ, (rows, differ[:3], [texts[i][:200] for i in differ[:3]])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,9 +37,17 @@ BULLET = 1 << 13
 TERMINAL = 1 << 14  # what a finished sentence ends with
 APOSTROPHE = 1 << 15
 TOKEN = 1 << 16  # letters and digits other than Han and "_": a run of them is one token
+LETTER = 1 << 17  # the [^\W\d_] of Python's re: word characters but decimal digits and "_"
+UPPER = 1 << 18  # str.isupper
+LOWER_OR_TITLE = 1 << 19  # str.islower, or titlecase (Lt): what makes a word not str.isupper
+CODE = 1 << 20  # the characters of code and markup that language ID's reading leaves out
+IDENTIFIER = 1 << 21  # ASCII letters, digits and the punctuation of identifiers, options and paths
 
 BULLETS = "•-*·●○▪◦‣–"
 TERMINAL_PUNCT = ".!?。！？…\"'”’」』)）"
+CODE_CHARS = "{}()[]<>=;:_*/\\|#$&%@^~`"
+IDENTIFIER_CHARS = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                    "_./:\\-+=<>()[]{}*&%$#@!'\"|~^`,;?")
 _DECORATIVE_RANGES = ((0x2190, 0x21FF), (0x2300, 0x23FF), (0x2460, 0x24FF), (0x2580, 0x27BF), (0x2900, 0x2BFF),
                       (0x3200, 0x33FF), (0x1F000, 0x1FAFF))
 _DEBRIS_TAIL_RANGES = ((0x80, 0xBF), (0x2018, 0x203A), (0x152, 0x178))
@@ -64,6 +73,13 @@ def char_classes() -> np.ndarray:
     word = _regex_mask(r"\w", everything)
     table[word] |= WORD
     table[np.fromiter(map(str.isdigit, everything), dtype=bool, count=UNICODE_SIZE)] |= DIGIT
+    letter = word & ~_regex_mask(r"\d", everything)
+    letter[ord("_")] = False
+    table[letter] |= LETTER
+    table[np.fromiter(map(str.isupper, everything), dtype=bool, count=UNICODE_SIZE)] |= UPPER
+    lower_or_title = np.fromiter(map(str.islower, everything), dtype=bool, count=UNICODE_SIZE)
+    lower_or_title[[ord(char) for char in everything[:0x10000] if unicodedata.category(char) == "Lt"]] = True  # all in the BMP
+    table[lower_or_title] |= LOWER_OR_TITLE
     han = np.zeros(UNICODE_SIZE, dtype=bool)
     for low, high in _HAN_RANGES:
         han[low:high + 1] = True
@@ -80,7 +96,7 @@ def char_classes() -> np.ndarray:
     for low, high in _DEBRIS_TAIL_RANGES:
         table[low:high + 1] |= DEBRIS_TAIL
     for chars, bit in ((_DEBRIS_TAIL_CHARS, DEBRIS_TAIL), ("\u00e2\u00c3\u00c2", ORPHAN_LEAD), (BULLETS, BULLET),
-                       (TERMINAL_PUNCT, TERMINAL), ("'’", APOSTROPHE), ("".join(ZH_STOP_CHARS), ZH_STOP)):
+                       (TERMINAL_PUNCT, TERMINAL), ("'’", APOSTROPHE), (CODE_CHARS, CODE), (IDENTIFIER_CHARS, IDENTIFIER), ("".join(ZH_STOP_CHARS), ZH_STOP)):
         table[np.fromiter(map(ord, chars), dtype=np.int64)] |= bit
     common = np.zeros(UNICODE_SIZE, dtype=bool)
     common[np.fromiter(map(ord, common_han()), dtype=np.int64)] = True
@@ -133,9 +149,21 @@ class BatchText:
 
     def per_doc(self, mask: np.ndarray) -> np.ndarray:
         """How many characters of each document ``mask`` marks."""
+        if self.size == 0:
+            return np.zeros(self.docs)
         counts = np.add.reduceat(mask.view(np.uint8), self._reduce_at, dtype=np.int64).astype(np.float64)
         counts[self.lengths == 0] = 0.0  # reduceat gives an empty range the element at its start
         return counts
+
+    def span_counts(self, mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """How many characters the boolean ``mask`` marks in each span ``[start, end)``; the spans
+        are non-empty, in order and disjoint (lines, runs)."""
+        if len(start) == 0:
+            return np.zeros(0, dtype=np.int64)
+        padded = np.concatenate((mask.view(np.uint8), [0]))  # a span may end at the batch's end
+        bounds = np.empty(2 * len(start), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = start, end
+        return np.add.reduceat(padded, bounds, dtype=np.int64)[0::2]
 
     def followed_by(self, mask: np.ndarray, offset: int = 1) -> np.ndarray:
         """Per character: whether the character ``offset`` places later, in the same document, has ``mask``."""

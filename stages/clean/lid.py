@@ -15,18 +15,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from common.config import LidConfig
 from common.errors import KilnError
+from stages.clean import batch_text as bt
+from stages.clean.batch_text import IDENTIFIER_CHARS, BatchText
 
 HAN_LABELS = ("zh", "wuu", "yue", "gan", "ja")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _KANA_OR_HANGUL = re.compile(r"[\u3040-\u30ff\uac00-\ud7a3]")
-_LETTER = re.compile(r"[^\W\d_]")
-_WORD = re.compile(r"[^\W\d_]{2,}")
-_LATIN_RUN = re.compile(r"[A-Za-z0-9_./:\\\-+=<>()\[\]{}*&%$#@!'\"|~^`,;?]+")
+_LATIN_RUN = re.compile(f"[{re.escape(IDENTIFIER_CHARS)}]+")
 _HYPHEN_BREAK = re.compile(r"([^\W\d_])[\u2010-]\n\s*([^\W\d_])")
 TOP_K = 5
-CODE_CHARS = frozenset("{}()[]<>=;:_*/\\|#$&%@^~`")
 MAX_CODE_CHAR_SHARE = 0.05
 MIN_LETTER_SHARE = 0.7
 MIN_WORDS = 4
@@ -56,47 +57,84 @@ def load_model(path: str | None):
         raise KilnError(f"{model_path}: not a fastText model ({err})") from None
 
 
-def _reading_line(line: str) -> str | None:
-    """What a reader reads on one line, or None for layout: code, tables, options, headers."""
-    stripped = line.strip()
-    if not stripped:
-        return None
-    non_space = len(stripped) - stripped.count(" ")
-    han = len(_HAN.findall(stripped))
-    if han >= 2:
-        # A Chinese line is read for its Han text: the Latin identifiers, options and paths
-        # in it say nothing about its language.
-        if han < MIN_HAN_SHARE * non_space and han < MIN_HAN_CHARS:
-            return None
-        return _LATIN_RUN.sub(" ", stripped) if han < 0.9 * non_space else stripped
-    if len(_LETTER.findall(stripped)) < MIN_LETTER_SHARE * non_space:
-        return None
-    if sum(map(CODE_CHARS.__contains__, stripped)) > MAX_CODE_CHAR_SHARE * non_space:
-        return None
-    words = _WORD.findall(stripped)
-    if len(words) < MIN_WORDS or sum(map(str.isupper, words)) > 0.5 * len(words):
-        return None  # labels, option names, table headers and ALL-CAPS table rows
-    return stripped
+def prose_texts(texts: list[str], min_chars: int = 40) -> list[str]:
+    """The text fastText should see of each text: what a person reads, on one line.
+
+    Layout is left out, line by line: fenced code, lines of code or symbols, option and table
+    rows, ALL-CAPS headings, lines of fewer than four words; words broken across lines are
+    joined. A line with Han characters is read for its Han text (the Latin identifiers, options
+    and paths in it say nothing about its language). Falls back to the whole text when fewer
+    than ``min_chars`` characters of prose remain. Computed over the batch with numpy
+    (tests/prose_reference.py reads one text at a time).
+    """
+    joined = [_HYPHEN_BREAK.sub(r"\1\2", text) if "-\n" in text or "\u2010\n" in text else text for text in texts]
+    batch = BatchText(joined)
+    lines = batch.lines()
+    start, end = lines.start, lines.end
+    doc = batch.doc_of[start]
+    non_space = (end - start - batch.span_counts(batch.cp == 32, start, end)).astype(np.float64)
+    han = batch.span_counts(batch.has(bt.HAN) & (batch.cp < 0xF900), start, end)
+    letters = batch.span_counts(batch.has(bt.LETTER), start, end)
+    code = batch.span_counts(batch.has(bt.CODE), start, end)
+    words, upper_words = _words_per_line(batch, start)
+    fence = _starts_with_three(batch, start, ord("`")) | _starts_with_three(batch, start, ord("~"))
+    fences_before = np.cumsum(fence) - fence
+    first_of_doc = np.concatenate(([0], np.cumsum(np.bincount(doc, minlength=batch.docs))))[doc]
+    in_fence = (fences_before - fences_before[first_of_doc]) % 2 == 1 if len(start) else fence
+    chinese = han >= 2
+    keep = np.where(
+        chinese,
+        ~((han < MIN_HAN_SHARE * non_space) & (han < MIN_HAN_CHARS)),
+        (letters >= MIN_LETTER_SHARE * non_space) & (code <= MAX_CODE_CHAR_SHARE * non_space)
+        & (words >= MIN_WORDS) & (upper_words <= 0.5 * words),
+    ) & ~fence & ~in_fence
+    # A Chinese line with Latin text is read without its identifiers: each of their characters
+    # becomes a space, which the whitespace normalization below makes one.
+    mixed = chinese & (han < 0.9 * non_space)
+    spans = np.zeros(batch.size + 1, dtype=np.int32)
+    np.add.at(spans, start[keep], 1)
+    np.add.at(spans, end[keep], -1)
+    kept_char = np.cumsum(spans[:-1]) > 0
+    mixed_char = np.zeros(batch.size + 1, dtype=np.int32)
+    np.add.at(mixed_char, start[keep & mixed], 1)
+    np.add.at(mixed_char, end[keep & mixed], -1)
+    read = batch.cp.copy()
+    read[(np.cumsum(mixed_char[:-1]) > 0) & batch.has(bt.IDENTIFIER)] = 32
+    # One separator after each kept line: the whitespace character that ends it, if in its text.
+    separator = end[keep][end[keep] < batch.starts[doc[keep] + 1]]
+    kept_char[separator] = True
+    read[separator] = 32
+    chars = batch.per_doc(kept_char).astype(np.int64)
+    text = read[kept_char].tobytes().decode("utf-32-le", "surrogatepass")
+    bounds = np.concatenate(([0], np.cumsum(chars))).tolist()
+    prose = [" ".join(text[a:b].split()) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [p if len(p) >= min_chars else " ".join(t.split()) for p, t in zip(prose, texts, strict=True)]
+
+
+def _starts_with_three(batch: BatchText, start: np.ndarray, char: int) -> np.ndarray:
+    """Per line: whether it starts with three ``char`` (a code fence)."""
+    found = np.ones(len(start), dtype=bool)
+    for offset in range(3):
+        position = np.minimum(start + offset, batch.size - 1)
+        found &= (batch.cp[position] == char) & (batch.doc_of[position] == batch.doc_of[start])
+    return found
+
+
+def _words_per_line(batch: BatchText, line_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per line: runs of two or more letters (words), and how many of them are ``str.isupper``."""
+    runs = batch.runs(batch.has(bt.LETTER))
+    long = runs.length >= 2
+    first, last = runs.start[long], runs.end[long]
+    line = np.searchsorted(line_start, first, side="right") - 1
+    upper = (batch.span_counts(batch.has(bt.LOWER_OR_TITLE), first, last) == 0) & (
+        batch.span_counts(batch.has(bt.UPPER), first, last) > 0)
+    return (np.bincount(line, minlength=len(line_start)).astype(np.float64),
+            np.bincount(line, weights=upper, minlength=len(line_start)))
 
 
 def prose_lines(text: str, min_chars: int = 40) -> str:
-    """The text fastText should see: what a person reads, on one line.
-
-    Layout is left out: fenced code, lines of code or symbols, option and table rows, ALL-CAPS
-    headings, lines of fewer than four words; words broken across lines are joined. In Chinese
-    lines only the Han text is kept. Falls back to the whole text when fewer than ``min_chars``
-    characters of prose remain.
-    """
-    kept = []
-    in_fence = False
-    for line in _HYPHEN_BREAK.sub(r"\1\2", text).split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if not in_fence and (reading := _reading_line(line)):
-            kept.append(reading)
-    prose = " ".join(" ".join(kept).split())
-    return prose if len(prose) >= min_chars else " ".join(text.split())
+    """``prose_texts`` of one text."""
+    return prose_texts([text], min_chars)[0]
 
 
 @dataclass(frozen=True)
@@ -116,7 +154,7 @@ def _adjust_for_script(text: str, scores: dict[str, float]) -> dict[str, float]:
 def identify(texts: list[str], model_path: str | None) -> list[LangGuess]:
     """Top language and per-label scores for each text (batched through fastText)."""
     model = load_model(model_path)
-    prepared = [prose_lines(t) for t in texts]
+    prepared = prose_texts(texts)
     labels, probs = model.predict(prepared, k=TOP_K)
     guesses = []
     for text, names, values in zip(prepared, labels, probs, strict=True):
