@@ -12,7 +12,9 @@ import tests.signals_reference as reference
 from common.config import load_config
 from common.signal_names import SIGNAL_NAMES
 from demo.generator import generate_demo_corpus
+from stages.clean.batch_text import BatchText
 from stages.clean.lid import prose_texts
+from stages.clean.navigation import line_kind, prose_lines
 from stages.clean.repair import repair
 from stages.clean.signals import compute_signals, spam_matcher
 from stages.clean.timestamps import scrub_timestamps
@@ -125,3 +127,16 @@ def test_what_language_id_reads_equals_its_definition(tmp_path):
         defined = [prose_reference.prose_lines(text) for text in texts]
         differ = [i for i, (a, b) in enumerate(zip(batched, defined, strict=True)) if a != b]
         assert not differ, (rows, differ[:3], [texts[i][:200] for i in differ[:3]])
+
+
+def test_lines_read_as_prose_are_never_navigation_entries(tmp_path):
+    summary = generate_demo_corpus(tmp_path / "demo", 1000, seed=9)
+    texts = clean_texts([str(summary.corpus_dir)]) + EDGE_CASES
+    batch = BatchText(texts)
+    lines = batch.lines()
+    prose = prose_lines(batch, lines.start, lines.end)
+    assert 0.3 < prose.mean() < 1.0  # most prose lines are told apart without reading them
+    joined = "".join(texts)
+    wrong = [joined[a:b] for a, b, p in zip(lines.start.tolist(), lines.end.tolist(), prose.tolist(), strict=True)
+             if p and line_kind(joined[a:b]) is not False]
+    assert wrong == []

@@ -147,6 +147,12 @@ class BatchText:
             self._masks[bits] = (self.classes & np.uint32(bits)) != 0
         return self._masks[bits]
 
+    def is_in(self, codes: tuple[int, ...]) -> np.ndarray:
+        """Per character: whether its code point is one of ``codes`` (a lookup table, not a search)."""
+        table = np.zeros(max(codes) + 2, dtype=bool)
+        table[list(codes)] = True
+        return table[np.minimum(self.cp, len(table) - 1)]
+
     def per_doc(self, mask: np.ndarray) -> np.ndarray:
         """How many characters of each document ``mask`` marks."""
         if self.size == 0:

@@ -37,6 +37,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+from stages.clean import batch_text as bt
+from stages.clean.batch_text import BatchText
 from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS
 
 MIN_NAV_LINES = 8
@@ -102,7 +106,7 @@ def _menu(line: str) -> bool:
         len(cell.split()) <= MENU_MAX_WORDS and not _SENTENCE_PUNCT_RE.search(cell) for cell in cells)
 
 
-def _line_kind(line: str) -> bool | None:
+def line_kind(line: str) -> bool | None:
     """True for a navigation entry, False for any other counted line, None for a line not counted."""
     if _CODE_RE.search(line) or line.startswith(_CODE_OPENINGS):
         return False
@@ -148,7 +152,53 @@ def nav_line_frac(lines: list[str]) -> float:
     """Share of navigation entries among the counted lines of a document's stripped, non-empty
     ``lines`` (0 below MIN_NAV_LINES of them); what counts as an entry is in the module's docstring.
     """
-    kinds = [kind for kind in map(_line_kind, lines) if kind is not None]
-    if len(kinds) < MIN_NAV_LINES:
-        return 0.0
-    return sum(kinds) / len(kinds)
+    kinds = [kind for kind in map(line_kind, lines) if kind is not None]
+    return share(sum(kinds), len(kinds))
+
+
+def share(entries: int, counted: int) -> float:
+    """The score of a document with ``entries`` navigation entries among ``counted`` lines."""
+    return entries / counted if counted >= MIN_NAV_LINES else 0.0
+
+
+SENTENCE_MARKS = ",，;；。！？"
+_FULL_STOPS = ".!?…"
+_CLOSERS = ")]\"'’”"
+_NOT_PROSE = (*map(ord, "=;{}<>`#—–"), *range(0x2500, 0x2580))  # code, dashes, box drawing
+_SEPARATORS = tuple(map(ord, "|·-"))
+
+
+def prose_lines(batch: BatchText, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per line ``[start, end)`` of ``batch`` (stripped, non-empty): True where ``line_kind``
+    certainly returns False because the line is prose, computed over the whole batch.
+
+    Such a line is no label: it holds sentence punctuation (as ``_SENTENCE_PUNCT_RE`` finds it),
+    a Chinese stop character or more than NAV_MAX_HAN Han characters. And it holds none of what
+    could make it anything else: no code character or dash (no term and description), no box
+    drawing, no " | ", " · " or " -" (no menu), no bullet at its start, no section number ("7.5 "),
+    digit or "]" at its end (no index reference to set aside), no ":" at its end (no lead-in), and
+    it does not open like an identifier or a shell prompt. Callers run ``line_kind`` on the rest.
+    """
+    if len(start) == 0:
+        return np.zeros(0, dtype=bool)
+    cp = batch.cp
+    first, last = cp[start], cp[end - 1]
+    word_before = np.concatenate(([False], (batch.has(bt.WORD) | batch.is_in(tuple(map(ord, _CLOSERS))))[:-1]))
+    full_stop = (batch.is_in(tuple(map(ord, _FULL_STOPS))) & word_before & ~batch.doc_first
+                 & (batch.doc_last | batch.followed_by(batch.has(bt.SPACE))))
+    full_stop[start] = False  # nothing before a line's first character
+    sentence = batch.is_in(tuple(map(ord, SENTENCE_MARKS))) | full_stop | batch.has(bt.ZH_STOP)
+    no_label = ((batch.span_counts(sentence, start, end) > 0)
+                | (batch.span_counts(batch.has(bt.HAN), start, end) > NAV_MAX_HAN))
+    others = batch.span_counts(batch.is_in(_NOT_PROSE), start, end) > 0
+    separated = batch.span_counts((cp == 32) & batch.followed_by(batch.is_in(_SEPARATORS)), start, end) > 0
+    digit = batch.has(bt.DIGIT)
+    # A line opening with digits is set aside only when a "." or a space follows them.
+    digit_runs = batch.runs(digit)
+    run_end = digit_runs.end[np.minimum(np.searchsorted(digit_runs.start, start), len(digit_runs.start) - 1)] \
+        if len(digit_runs.start) else end
+    after = cp[np.minimum(run_end, batch.size - 1)]
+    numbered = digit[start] & ((run_end >= end) | (after == ord(".")) | batch.has(bt.SPACE)[np.minimum(run_end, batch.size - 1)])
+    edges = numbered | digit[end - 1] | (last == ord("]")) | (last == ord(":"))
+    opening = np.isin(first, [ord(c) for c in "".join(_BULLETS) + "|@$_"]) | ((first >= ord("a")) & (first <= ord("z")))
+    return no_label & ~others & ~separated & ~edges & ~opening

@@ -21,8 +21,9 @@ import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
 from stages.clean import batch_text as bt
+from stages.clean import navigation as navigation_rule
 from stages.clean.batch_text import BatchText, mix64
-from stages.clean.navigation import MIN_NAV_LINES, nav_line_frac
+from stages.clean.navigation import MIN_NAV_LINES, line_kind
 from stages.clean.textsets import EN_FUNCTION_WORDS
 
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
@@ -232,6 +233,7 @@ class SpamMatcher:
         joined = "\n".join(lowered)  # no needle holds a newline: none matches across two texts
         cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
         text_starts = np.concatenate(([0], np.cumsum(np.fromiter(map(len, lowered), dtype=np.int64, count=docs) + 1)))
+        starts_list = text_starts.tolist()
         last_end: dict[tuple[int, int], int] = {}
         heads = cp.copy()
         for width in range(2, self._widths[-1] + 1):
@@ -239,11 +241,12 @@ class SpamMatcher:
             heads[-(width - 1):] = 0
             if width not in self._widths:
                 continue
-            for position in np.flatnonzero(self._head_table[_head_slot(heads)]).tolist():
-                for index, needle in self._by_head.get((width, int(heads[position])), ()):
+            positions = np.flatnonzero(self._head_table[_head_slot(heads)])
+            texts_of = (np.searchsorted(text_starts, positions, side="right") - 1).tolist()
+            for position, head, text in zip(positions.tolist(), heads[positions].tolist(), texts_of, strict=True):
+                for index, needle in self._by_head.get((width, head), ()):
                     if not joined.startswith(needle, position):
                         continue
-                    text = int(np.searchsorted(text_starts, position, side="right")) - 1
                     if index >= len(self.literals):
                         triggered.add(text)
                         continue
@@ -252,7 +255,7 @@ class SpamMatcher:
                             continue
                         last_end[(text, index)] = position + len(needle)
                     counts[text] += 1
-                    offsets[text].append(position - int(text_starts[text]))
+                    offsets[text].append(position - starts_list[text])
         return counts, offsets, triggered
 
 
@@ -424,10 +427,16 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     }
     navigation = np.zeros(batch.docs)
     first_line = np.concatenate(([0], np.cumsum(count).astype(np.int64)))
+    prose = navigation_rule.prose_lines(batch, start, end)
     for d in np.flatnonzero(count >= MIN_NAV_LINES).tolist():
+        lines = range(first_line[d], first_line[d + 1])
+        unsure = [line for line in lines if not prose[line]]
+        if not unsure:
+            continue  # every line prose: no entry
         offset, text_of_doc = batch.starts[d], batch.texts[d]
-        spans = zip(start[first_line[d]:first_line[d + 1]].tolist(), end[first_line[d]:first_line[d + 1]].tolist(), strict=True)
-        navigation[d] = nav_line_frac([text_of_doc[a - offset:b - offset] for a, b in spans])
+        kinds = [line_kind(text_of_doc[start[line] - offset:end[line] - offset]) for line in unsure]
+        counted = len(lines) - len(unsure) + sum(kind is not None for kind in kinds)
+        navigation[d] = navigation_rule.share(sum(kind is True for kind in kinds), counted)
     columns["q_nav_line_frac"] = navigation
     return columns
 

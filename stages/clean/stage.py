@@ -57,13 +57,18 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             record["repaired"] = True
         metas.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
 
-    updated = batch.to_pydict()
-    updated["text"], updated["meta"], updated["lang"] = texts_out, metas, langs
-    updated["category"] = category_array(updated["category"])
-    updated["lang_score"] = [float(g.scores.get(lang, g.score)) for g, lang in zip(guesses, langs, strict=True)]
-    for name in SIGNAL_NAMES:
-        updated[name] = signals[name].astype(np.float32)
-    full = pa.Table.from_pydict(updated, schema=CLEAN_SCHEMA)
+    replaced = {
+        "text": pa.array(texts_out, pa.large_string()),
+        "meta": pa.array(metas, pa.string()),
+        "lang": pa.array(langs, pa.string()),
+        "category": category_array(batch.column("category").to_pylist()),
+        "lang_score": pa.array([g.scores.get(lang, g.score) for g, lang in zip(guesses, langs, strict=True)],
+                               pa.float32()),
+    } | {name: pa.array(signals[name].astype(np.float32)) for name in SIGNAL_NAMES}
+    full = pa.Table.from_arrays(
+        [replaced[f.name] if f.name in replaced else batch.column(f.name).cast(f.type) for f in CLEAN_SCHEMA],
+        schema=CLEAN_SCHEMA)
+    source_ids = batch.column("source_id").to_pylist()
 
     kept = [i for i, r in enumerate(reasons) if r is None]
     dropped: dict[str, pa.Table] = {}
@@ -83,7 +88,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "repaired": changed,
         "timestamp_spans_removed": int(sum(spans)),
         "examples": {
-            r: [{"source_id": updated["source_id"][i], "lang": langs[i], "signal": details[i],
+            r: [{"source_id": source_ids[i], "lang": langs[i], "signal": details[i],
                  "text": texts_out[i][:EXAMPLE_CHARS]} for i in rows[: cfg.examples_per_rule]]
             for r, rows in by_reason.items()
         },
