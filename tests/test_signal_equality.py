@@ -94,6 +94,8 @@ EDGE_CASES = [
     "word " * 300,
     "end of one text with a literal split 加",
     "微信 starts the next one",
+    "a text that ends in TO",
+    "DO: implement the next one\n# TODO too",
     "ΑΣ ΟΔΟΣ Σ",
     "İstanbul İ",
 ]

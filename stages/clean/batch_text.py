@@ -127,8 +127,8 @@ class BatchText:
         self.docs = len(texts)
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=self.docs)
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)))
-        joined = "".join(texts)
-        self.cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        self.joined = "".join(texts)
+        self.cp = np.frombuffer(self.joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         self.size = len(self.cp)
         self.doc_of = np.repeat(np.arange(self.docs), self.lengths)
         self.classes = char_classes()[self.cp]

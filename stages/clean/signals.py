@@ -373,18 +373,16 @@ def _has_repeated_unit(batch: BatchText) -> np.ndarray:
 
 def _containing(batch: BatchText, needles: tuple[str, ...]) -> list[int]:
     """The documents whose text holds any of ``needles`` (one scan of the batch per needle)."""
-    joined = "\n".join(batch.texts)
-    ends = np.cumsum(batch.lengths + 1)
     found: set[int] = set()
     for needle in needles:
-        position = joined.find(needle)
+        position = batch.joined.find(needle)
         while position >= 0:
-            doc = int(np.searchsorted(ends, position, side="right"))
-            if position + len(needle) <= ends[doc] - 1:
+            doc = int(np.searchsorted(batch.starts, position, side="right")) - 1
+            if position + len(needle) <= batch.starts[doc + 1]:  # not across two documents
                 found.add(doc)
-                position = joined.find(needle, int(ends[doc]))
+                position = batch.joined.find(needle, int(batch.starts[doc + 1]))
             else:
-                position = joined.find(needle, position + 1)
+                position = batch.joined.find(needle, position + 1)
     return sorted(found)
 
 
