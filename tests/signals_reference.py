@@ -17,9 +17,9 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
-from stages.clean.navigation import nav_line_frac
 from stages.clean.signals import _stub_frac, _symbol_run_chars  # per document in both: the definition
 from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS, common_han
+from tests.navigation_reference import nav_line_frac
 
 TOKEN_RE = re.compile(rf"[{HAN_CLASS}]|[^\W{HAN_CLASS}_]+")
 LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from stages.clean.navigation import MIN_NAV_LINES, nav_line_frac
+from stages.clean.batch_text import BatchText
+from stages.clean.navigation import MIN_NAV_LINES, line_kinds
+from stages.clean.signals import compute_signals
+from tests.navigation_reference import line_kind
 
 THRESHOLD = 0.85
+
+
+def nav_line_frac(lines: list[str]) -> float:
+    """The stage's q_nav_line_frac of a document made of ``lines``."""
+    return float(compute_signals(["\n".join(lines)])["q_nav_line_frac"][0])
 
 
 def _score(text: str) -> float:
@@ -423,3 +431,39 @@ ZH_FIGURES = """全国主要城市物价指数
                               "zh-figures"])
 def test_clean_documents_score_low(text):
     assert _score(text) < 0.7
+
+
+# --- the batch kernel against the per-line definition ------------------------------------
+
+TRICKY_LINES = [
+    "abc —— 抽象基类", "abc——抽象基类", "a ——— b", "term -- a description", "term --- not a dash",
+    "term - one", "term -x", "term –  spaced", "Title — Two sentences. Here another.", "Is it? — yes",
+    "numpyArray holds values", "_private (internal): Helper for it.", "fn(1) Something", "x (a(b)) Else",
+    "dbm.gnu (Unix) GNU's reinterpretation of dbm.", "heapq Heap queue algorithm (a.k.a. priority queue).",
+    "the Thing", "ab:Cd", "abc:  Def", "7.5.1. Section Title", "1.2.3 Heading", "1..2 Heading", "12 Items, 3, 4",
+    "Index, [1], [2]", "Entries , 12", "Entries, 12 , 13", "Range, 45-47", "Range, 45–47", ", 12", "12",
+    "Home | News | About | Contact", "Home | News. | About", "A | B", "One · Two · Three", "a |  b | c | d",
+    "│ Entry ┃", "┌──┐", "• Bullet entry", "-  Spaced bullet", "*", "- ", "Porting Extension Modules to Python 3",
+    "Creating Applications with zipapp", "Notes from the Field", "Comparison with marshal", "the list of it",
+    "Kelvin is the unit", "İt is", "Straße und Weg", "ÉCOLE and the Town", "Ⅻ chapters", "x² and y²",
+    "٣ Arabic digit heading", "١٢٣ entries", "Price 12 34 56", "fill() (in module textwrap)", "ls(1)",
+    "tn.write(data)", "$ ls", "$x is", "@decorator", "|cell", "key = value", "a <b>", "#include",
+    "全国主要城市物价指数", "白日依山尽，黄河入海流。", "对人要宽", "他的书", "天" * 25, "Ｔｉｔｌｅ　Ｗｏｒｄ",
+    "end…", "So it goes!", "Why not?", "Done .", "(Note.)", "Wait... what", "e.g. this", "One; two",
+    "word\u3000space", "tab\tseparated", "double  spaced", "trailing refs, [3]", "A—B", "A – B – C",
+]
+
+
+@pytest.mark.parametrize("lines", [TRICKY_LINES, *(text.split("\n") for text in (
+    GENERAL_INDEX, MODULE_INDEX, CONTENTS_WITH_INTRODUCTION, EN_PROSE, MAN_PAGE, API_REFERENCE, EN_VERSE,
+    EN_QUOTATIONS, EN_DIALOGUE, CODE_LISTING, PACKAGE_TABLE, ZH_NEWS, ZH_POEMS, ZH_SAYINGS, ZH_DIALOGUE,
+    ZH_FIGURES))])
+def test_the_batch_kernel_reads_every_line_as_the_definition_does(lines):
+    batch = BatchText(["\n".join(lines)])
+    found = batch.lines()
+    kinds = line_kinds(batch, found.start, found.end).tolist()
+    expected = [{True: 1, False: 0, None: -1}[line_kind(line.strip())] for line in lines if line.strip()]
+    assert len(kinds) == len(expected)
+    differing = [(line, kind, want) for line, kind, want in
+                 zip([line.strip() for line in lines if line.strip()], kinds, expected, strict=True) if kind != want]
+    assert not differing

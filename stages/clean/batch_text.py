@@ -42,6 +42,8 @@ UPPER = 1 << 18  # str.isupper
 LOWER_OR_TITLE = 1 << 19  # str.islower, or titlecase (Lt): what makes a word not str.isupper
 CODE = 1 << 20  # the characters of code and markup that language ID's reading leaves out
 IDENTIFIER = 1 << 21  # ASCII letters, digits and the punctuation of identifiers, options and paths
+DECIMAL = 1 << 22  # the \d of Python's re: decimal digits (str.isdecimal)
+ALPHA = 1 << 23  # str.isalpha
 
 BULLETS = "•-*·●○▪◦‣–"
 TERMINAL_PUNCT = ".!?。！？…\"'”’」』)）"
@@ -73,7 +75,10 @@ def char_classes() -> np.ndarray:
     word = _regex_mask(r"\w", everything)
     table[word] |= WORD
     table[np.fromiter(map(str.isdigit, everything), dtype=bool, count=UNICODE_SIZE)] |= DIGIT
-    letter = word & ~_regex_mask(r"\d", everything)
+    decimal = _regex_mask(r"\d", everything)
+    table[decimal] |= DECIMAL
+    table[np.fromiter(map(str.isalpha, everything), dtype=bool, count=UNICODE_SIZE)] |= ALPHA
+    letter = word & ~decimal
     letter[ord("_")] = False
     table[letter] |= LETTER
     table[np.fromiter(map(str.isupper, everything), dtype=bool, count=UNICODE_SIZE)] |= UPPER

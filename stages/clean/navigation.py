@@ -28,20 +28,19 @@ non-empty line is one of:
     and a final full stop allowed);
 - prose: anything else (a sentence, a wrapped line of one, a line of verse).
 
-A line costs one regular expression when it is code and a few more otherwise (most prose fails
-the first word-count or punctuation test): about as much as the rule it replaced, which counted
-fewer kinds of entry and only in documents of 20 lines or more.
+The rule runs as one compiled kernel (numba) over the lines of a whole batch, a few passes over
+each line's code points with the character classes of ``BatchText``; tests/navigation_reference.py
+states it one line at a time with regular expressions, and the kernel is tested equal to it.
 """
 
 from __future__ import annotations
 
-import re
-
+import numba
 import numpy as np
 
 from stages.clean import batch_text as bt
 from stages.clean.batch_text import BatchText
-from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS
+from stages.clean.textsets import FUNCTION_WORD_KEYS, word_key
 
 MIN_NAV_LINES = 8
 """A document with fewer stripped, non-empty lines than this scores 0, so callers may skip it; so does
@@ -58,147 +57,369 @@ TITLE_MIN_LETTERS = 4
 The prepositions of TITLE_MINOR_WORDS stay in lower case too ("Notes from the Field")."""
 TITLE_MINOR_WORDS = frozenset(("from", "into", "onto", "over", "upon", "than", "like", "near", "past", "down"))
 
-# Code or markup: a character of code, or a call with arguments ("tn.write(data)", not "fill()" or "ls(1)").
-_CODE_RE = re.compile(r"[=;{}<>`#]|\((?<=\w\()(?!\d*\))")
-_CODE_OPENINGS = ("|", "@", "$ ")
-_BORDERS_RE = re.compile(r"[\u2500-\u257f]+")
-_BULLETS = frozenset("•·*-–")
-_AFFIXES_RE = re.compile(r"^(?:(?:\d+\.)+\d*|\d+)\s+|(?:,\s*(?:\[\d+\]|\d+(?:[-–]\d+)?))+$")
-_MENU_SEP_RE = re.compile(r"\s[|·]\s")
-_SENTENCE_PUNCT_RE = re.compile(r"(?<=[\w)\]\"'’”])[.!?…](?=\s|$)|[,，;；。！？]")
-# A description is one sentence: no sentence end followed by more text (an abbreviation such as
-# "a.k.a." or "e.g." is none), no question, no semicolon.
-_SENTENCE_BREAK_RE = re.compile(r"(?:(?<=\w\w)|(?<=[)\]\"'’”]))[.!?…](?=\s+\S)|[。！？](?=\S)|[!?！？]\s*$|[;；]")
-# A dash between spaces, or the Chinese double dash with or without them.
-_DASH_RE = re.compile(r"\s+(?:—{1,2}|–|-{1,2})\s+|\s*——\s*")
-_IDENT_HEAD_RE = re.compile(rf"([a-z_][\w.]*)(?:\s*\([^()]*\))?:?\s*(?=[A-Z{HAN_CLASS}])")
-_WORD_PUNCT = "\"'“”‘’()[],.:;!?"
+
+_SPACE, _WORD, _DIGIT, _DECIMAL, _ALPHA, _UPPER, _HAN, _ZH_STOP = (
+    bt.SPACE, bt.WORD, bt.DIGIT, bt.DECIMAL, bt.ALPHA, bt.UPPER, bt.HAN, bt.ZH_STOP)
+
+# The rule's own punctuation, one bit per set, for the code points below U+10000 (none above is in any).
+_CODE, _FULL_STOP, _CLOSER, _SENTENCE_MARK, _WORD_PUNCT, _BULLET, _MENU_SEP, _CJK_STOP, _QUESTION, _SEMICOLON = (
+    1 << bit for bit in range(10))
+_PUNCT_SETS = {
+    _CODE: "=;{}<>`#",  # code or markup
+    _FULL_STOP: ".!?…",
+    _CLOSER: ")]\"'’”",  # what may close a sentence before its full stop
+    _SENTENCE_MARK: ",，;；。！？",  # sentence punctuation wherever it stands
+    _WORD_PUNCT: "\"'“”‘’()[],.:;!?",  # stripped from a word's ends before it is looked up
+    _BULLET: "•·*-–",
+    _MENU_SEP: "|·",
+    _CJK_STOP: "。！？",
+    _QUESTION: "!?！？",
+    _SEMICOLON: ";；",
+}
+_PUNCT = np.zeros(0x10000, dtype=np.uint16)
+for _bit, _chars in _PUNCT_SETS.items():
+    _PUNCT[[ord(char) for char in _chars]] |= _bit
+_FUNCTION_KEYS = FUNCTION_WORD_KEYS
+_MINOR_KEYS = np.array(sorted(map(word_key, TITLE_MINOR_WORDS)), dtype=np.int64)
+_BORDER_FIRST, _BORDER_LAST = 0x2500, 0x257F
+_EM_DASH, _EN_DASH = ord("—"), ord("–")
+_ENTRY, _OTHER, _NOT_COUNTED = 1, 0, -1
+_jit = numba.njit(cache=True, nogil=True)
 
 
-def _label(line: str) -> bool:
-    """A short title, heading or term: see the module's docstring."""
-    words = line.split()
-    if len(words) > NAV_MAX_WORDS or _SENTENCE_PUNCT_RE.search(line):
+@_jit
+def _punct(cp: np.ndarray, at: int, bits: int) -> bool:
+    return cp[at] < 0x10000 and (_PUNCT[cp[at]] & bits) != 0
+
+
+@_jit
+def _skip_space(cls: np.ndarray, at: int, end: int) -> int:
+    while at < end and cls[at] & _SPACE:
+        at += 1
+    return at
+
+
+@_jit
+def _words(cls: np.ndarray, start: int, end: int) -> int:
+    """len(text.split())."""
+    words = 0
+    for at in range(start, end):
+        if not cls[at] & _SPACE and (at == start or cls[at - 1] & _SPACE):
+            words += 1
+    return words
+
+
+@_jit
+def _count(cls: np.ndarray, start: int, end: int, bits: int) -> int:
+    found = 0
+    for at in range(start, end):
+        if cls[at] & bits:
+            found += 1
+    return found
+
+
+@_jit
+def _in_keys(cp: np.ndarray, start: int, end: int, keys: np.ndarray, lower_only: bool) -> bool:
+    """Whether the word ``[start, end)``, lowercased (or, with ``lower_only``, as it is), is one of ``keys``."""
+    if end <= start or end - start > 12:
         return False
-    if not ZH_STOP_CHARS.isdisjoint(line) or len(HAN_RE.findall(line)) > NAV_MAX_HAN:
-        return False
-    words = [word.strip(_WORD_PUNCT) for word in words]
-    function_words = sum(word.lower() in EN_FUNCTION_WORDS for word in words)
-    if not function_words:
-        return True
-    content = [word for word in words if len(word) >= TITLE_MIN_LETTERS and word.isalpha()
-               and word.lower() not in EN_FUNCTION_WORDS and word not in TITLE_MINOR_WORDS]
-    if all(word[0].isupper() for word in content):
-        return True  # title case
-    first = next((char for char in line if char.isalpha()), "")
-    return function_words == 1 and first.isupper()
+    key = 0
+    for i in range(end - start):
+        char = cp[start + i]
+        if not (0x61 <= char <= 0x7A or (not lower_only and 0x41 <= char <= 0x5A)):
+            return False
+        key += ((char | 0x20) - 96) << (5 * i)
+    at = np.searchsorted(keys, key)
+    return at < len(keys) and keys[at] == key
 
 
-def _description(text: str) -> bool:
-    """One phrase or sentence describing a term."""
-    return (len(text.split()) <= DESC_MAX_WORDS and not _SENTENCE_BREAK_RE.search(text)
-            and len(HAN_RE.findall(text)) <= DESC_MAX_HAN)
-
-
-def _menu(line: str) -> bool:
-    cells = _MENU_SEP_RE.split(line)
-    return len(cells) >= MENU_MIN_CELLS and all(
-        len(cell.split()) <= MENU_MAX_WORDS and not _SENTENCE_PUNCT_RE.search(cell) for cell in cells)
-
-
-def line_kind(line: str) -> bool | None:
-    """True for a navigation entry, False for any other counted line, None for a line not counted."""
-    if _CODE_RE.search(line) or line.startswith(_CODE_OPENINGS):
-        return False
-    if line.endswith(":"):
-        return None  # a lead-in
-    if not line.isascii():
-        line = _BORDERS_RE.sub("", line).strip()
-    if line[:1] in _BULLETS and line[1:2].isspace():
-        line = line[1:].lstrip()
-    if not line:
-        return None
-    if "  " in line or "\t" in line:
-        return False
-    if (" | " in line or " · " in line) and _menu(line):
-        return True
-    if line[0].isdigit() or line[-1].isdigit() or line[-1] == "]":
-        line = _AFFIXES_RE.sub("", line)
-        if not line:
-            return False  # nothing but numbers
-    if not _entry(line):
-        return False
-    digits = sum(map(str.isdigit, line))
-    return not digits or digits <= sum(map(str.isalpha, line))
-
-
-def _entry(line: str) -> bool:
-    """A label, or a term and its description."""
-    if _label(line):
-        return True
-    if len(line.split()) > NAV_MAX_WORDS + 1 + DESC_MAX_WORDS:  # a term, a dash, a description
-        return False
-    if "—" in line or "–" in line or " -" in line:
-        parts = _DASH_RE.split(line, maxsplit=1)
-        if len(parts) == 2:
-            return _label(parts[0]) and _description(parts[1])
-    if line[0] == "_" or "a" <= line[0] <= "z":
-        head = _IDENT_HEAD_RE.match(line)
-        return bool(head) and head.group(1) not in EN_FUNCTION_WORDS and _description(line[head.end():])
+@_jit
+def _sentence_punct(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """_SENTENCE_PUNCT_RE: a comma or semicolon, a CJK full stop, or ".!?…" after a word or a
+    closer and before a space or the end."""
+    for at in range(start, end):
+        if _punct(cp, at, _SENTENCE_MARK):
+            return True
+        if (_punct(cp, at, _FULL_STOP) and at > start and (cls[at - 1] & _WORD or _punct(cp, at - 1, _CLOSER))
+                and (at + 1 == end or cls[at + 1] & _SPACE)):
+            return True
     return False
 
 
-def nav_line_frac(lines: list[str]) -> float:
-    """Share of navigation entries among the counted lines of a document's stripped, non-empty
-    ``lines`` (0 below MIN_NAV_LINES of them); what counts as an entry is in the module's docstring.
-    """
-    kinds = [kind for kind in map(line_kind, lines) if kind is not None]
-    return share(sum(kinds), len(kinds))
+@_jit
+def _sentence_break(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """More than one sentence, or a question or semicolon (_SENTENCE_BREAK_RE)."""
+    for at in range(start, end):
+        if _punct(cp, at, _SEMICOLON):
+            return True
+        if _punct(cp, at, _FULL_STOP):
+            after_word = at - 2 >= start and cls[at - 1] & _WORD and cls[at - 2] & _WORD
+            if (after_word or (at > start and _punct(cp, at - 1, _CLOSER))) and at + 1 < end and cls[at + 1] & _SPACE \
+                    and _skip_space(cls, at + 1, end) < end:
+                return True
+        if _punct(cp, at, _CJK_STOP) and at + 1 < end and not cls[at + 1] & _SPACE:
+            return True
+        if _punct(cp, at, _QUESTION) and _skip_space(cls, at + 1, end) == end:
+            return True
+    return False
 
 
-def share(entries: int, counted: int) -> float:
-    """The score of a document with ``entries`` navigation entries among ``counted`` lines."""
-    return entries / counted if counted >= MIN_NAV_LINES else 0.0
+@_jit
+def _label(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """A short title, heading or term: see the module's docstring."""
+    if _words(cls, start, end) > NAV_MAX_WORDS or _sentence_punct(cp, cls, start, end):
+        return False
+    if _count(cls, start, end, _ZH_STOP) or _count(cls, start, end, _HAN) > NAV_MAX_HAN:
+        return False
+    function_words = 0
+    title_case = True
+    at = start
+    while at < end:
+        at = _skip_space(cls, at, end)
+        if at == end:
+            break
+        word_end = at
+        while word_end < end and not cls[word_end] & _SPACE:
+            word_end += 1
+        first, last = at, word_end
+        while first < last and _punct(cp, first, _WORD_PUNCT):
+            first += 1
+        while last > first and _punct(cp, last - 1, _WORD_PUNCT):
+            last -= 1
+        if _in_keys(cp, first, last, _FUNCTION_KEYS, False):
+            function_words += 1
+        elif (last - first >= TITLE_MIN_LETTERS and _count(cls, first, last, _ALPHA) == last - first
+              and not _in_keys(cp, first, last, _MINOR_KEYS, True) and not cls[first] & _UPPER):
+            title_case = False
+        at = word_end
+    if function_words == 0 or title_case:
+        return True
+    for at in range(start, end):
+        if cls[at] & _ALPHA:
+            return function_words == 1 and (cls[at] & _UPPER) != 0
+    return False
 
 
-SENTENCE_MARKS = ",，;；。！？"
-_FULL_STOPS = ".!?…"
-_CLOSERS = ")]\"'’”"
-_NOT_PROSE = (*map(ord, "=;{}<>`#—–"), *range(0x2500, 0x2580))  # code, dashes, box drawing
-_SEPARATORS = tuple(map(ord, "|·-"))
+@_jit
+def _description(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """One phrase or sentence describing a term."""
+    return (_words(cls, start, end) <= DESC_MAX_WORDS and not _sentence_break(cp, cls, start, end)
+            and _count(cls, start, end, _HAN) <= DESC_MAX_HAN)
 
 
-def prose_lines(batch: BatchText, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Per line ``[start, end)`` of ``batch`` (stripped, non-empty): True where ``line_kind``
-    certainly returns False because the line is prose, computed over the whole batch.
+@_jit
+def _menu_separator(cp: np.ndarray, cls: np.ndarray, at: int, end: int) -> bool:
+    """_MENU_SEP_RE at ``at``: a space, "|" or "·", a space."""
+    return at + 2 < end and cls[at] & _SPACE and _punct(cp, at + 1, _MENU_SEP) and cls[at + 2] & _SPACE
 
-    Such a line is no label: it holds sentence punctuation (as ``_SENTENCE_PUNCT_RE`` finds it),
-    a Chinese stop character or more than NAV_MAX_HAN Han characters. And it holds none of what
-    could make it anything else: no code character or dash (no term and description), no box
-    drawing, no " | ", " · " or " -" (no menu), no bullet at its start, no section number ("7.5 "),
-    digit or "]" at its end (no index reference to set aside), no ":" at its end (no lead-in), and
-    it does not open like an identifier or a shell prompt. Callers run ``line_kind`` on the rest.
-    """
-    if len(start) == 0:
-        return np.zeros(0, dtype=bool)
-    cp = batch.cp
-    first, last = cp[start], cp[end - 1]
-    word_before = np.concatenate(([False], (batch.has(bt.WORD) | batch.is_in(tuple(map(ord, _CLOSERS))))[:-1]))
-    full_stop = (batch.is_in(tuple(map(ord, _FULL_STOPS))) & word_before & ~batch.doc_first
-                 & (batch.doc_last | batch.followed_by(batch.has(bt.SPACE))))
-    full_stop[start] = False  # nothing before a line's first character
-    sentence = batch.is_in(tuple(map(ord, SENTENCE_MARKS))) | full_stop | batch.has(bt.ZH_STOP)
-    no_label = ((batch.span_counts(sentence, start, end) > 0)
-                | (batch.span_counts(batch.has(bt.HAN), start, end) > NAV_MAX_HAN))
-    others = batch.span_counts(batch.is_in(_NOT_PROSE), start, end) > 0
-    separated = batch.span_counts((cp == 32) & batch.followed_by(batch.is_in(_SEPARATORS)), start, end) > 0
-    digit = batch.has(bt.DIGIT)
-    # A line opening with digits is set aside only when a "." or a space follows them.
-    digit_runs = batch.runs(digit)
-    run_end = digit_runs.end[np.minimum(np.searchsorted(digit_runs.start, start), len(digit_runs.start) - 1)] \
-        if len(digit_runs.start) else end
-    after = cp[np.minimum(run_end, batch.size - 1)]
-    numbered = digit[start] & ((run_end >= end) | (after == ord(".")) | batch.has(bt.SPACE)[np.minimum(run_end, batch.size - 1)])
-    edges = numbered | digit[end - 1] | (last == ord("]")) | (last == ord(":"))
-    opening = np.isin(first, [ord(c) for c in "".join(_BULLETS) + "|@$_"]) | ((first >= ord("a")) & (first <= ord("z")))
-    return no_label & ~others & ~separated & ~edges & ~opening
+
+@_jit
+def _menu(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    cells = 0
+    cell = at = start
+    while at <= end:
+        if at == end or _menu_separator(cp, cls, at, end):
+            if _words(cls, cell, at) > MENU_MAX_WORDS or _sentence_punct(cp, cls, cell, at):
+                return False
+            cells += 1
+            cell = at = at + 3
+        else:
+            at += 1
+    return cells >= MENU_MIN_CELLS
+
+
+@_jit
+def _reference_group(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """Whether ``[start, end)``, what follows a comma, is one index reference: spaces, then
+    "[12]", "12" or "45-47"."""
+    at = _skip_space(cls, start, end)
+    bracket = at < end and cp[at] == 0x5B
+    if bracket:
+        at += 1
+    digits = at
+    while at < end and cls[at] & _DECIMAL:
+        at += 1
+    if at == digits:
+        return False
+    if bracket:
+        return at + 1 == end and cp[at] == 0x5D
+    if at < end and (cp[at] == 0x2D or cp[at] == _EN_DASH):
+        digits = at = at + 1
+        while at < end and cls[at] & _DECIMAL:
+            at += 1
+        if at == digits:
+            return False
+    return at == end
+
+
+@_jit
+def _without_affixes(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> tuple[int, int]:
+    """The line without its section number and trailing index references (_AFFIXES_RE)."""
+    if cls[start] & _DECIMAL:
+        at = start
+        while at < end and not cls[at] & _SPACE:
+            if not (cls[at] & _DECIMAL or (cp[at] == 0x2E and cp[at - 1] != 0x2E)):
+                break
+            at += 1
+        else:
+            if at < end:  # a number, then a space
+                start = _skip_space(cls, at, end)
+    references = end
+    for at in range(end - 1, start - 1, -1):
+        if cp[at] == 0x2C:
+            if not _reference_group(cp, cls, at + 1, references):
+                break
+            references = at
+    return start, references
+
+
+@_jit
+def _dash(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> tuple[int, int]:
+    """The first match of _DASH_RE (a dash between spaces, or "——"), or (-1, -1)."""
+    at = start
+    while at < end:
+        if cls[at] & _SPACE:
+            dash = _skip_space(cls, at, end)
+            if dash + 1 < end and cp[dash] == _EM_DASH and cp[dash + 1] == _EM_DASH:
+                return at, _skip_space(cls, dash + 2, end)
+            width = 2 if dash + 1 < end and cp[dash] == 0x2D and cp[dash + 1] == 0x2D else 1
+            if dash < end and (cp[dash] == _EM_DASH or cp[dash] == _EN_DASH or cp[dash] == 0x2D) \
+                    and dash + width < end and cls[dash + width] & _SPACE:
+                return at, _skip_space(cls, dash + width, end)
+            at = dash
+        elif cp[at] == _EM_DASH and at + 1 < end and cp[at + 1] == _EM_DASH:
+            return at, _skip_space(cls, at + 2, end)
+        else:
+            at += 1
+    return -1, -1
+
+
+@_jit
+def _lookahead_head(cp: np.ndarray, cls: np.ndarray, at: int, end: int) -> bool:
+    return at < end and (0x41 <= cp[at] <= 0x5A or cls[at] & _HAN)
+
+
+@_jit
+def _identifier_head(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> tuple[int, int]:
+    """_IDENT_HEAD_RE.match: the end of the identifier and where its description starts, or (-1, -1)."""
+    name_end = start + 1
+    while name_end < end and (cls[name_end] & _WORD or cp[name_end] == 0x2E):
+        name_end += 1
+    paren = _skip_space(cls, name_end, end)
+    if paren < end and cp[paren] == 0x28:
+        close = paren + 1
+        while close < end and cp[close] != 0x28 and cp[close] != 0x29:
+            close += 1
+        if close < end and cp[close] == 0x29:
+            after = close + 1
+            if after < end and cp[after] == 0x3A:
+                after += 1
+            after = _skip_space(cls, after, end)
+            if _lookahead_head(cp, cls, after, end):
+                return name_end, after
+    after = name_end
+    if after < end and cp[after] == 0x3A:
+        after += 1
+    after = _skip_space(cls, after, end)
+    if _lookahead_head(cp, cls, after, end):
+        return name_end, after
+    for shorter in range(name_end - 1, start, -1):  # back off into the name, as the regex does
+        if _lookahead_head(cp, cls, shorter, end):
+            return shorter, shorter
+    return -1, -1
+
+
+@_jit
+def _entry(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """A label, or a term and its description."""
+    if _label(cp, cls, start, end):
+        return True
+    if _words(cls, start, end) > NAV_MAX_WORDS + 1 + DESC_MAX_WORDS:  # a term, a dash, a description
+        return False
+    dashed = False
+    for at in range(start, end):
+        if cp[at] == _EM_DASH or cp[at] == _EN_DASH or (cp[at] == 0x20 and at + 1 < end and cp[at + 1] == 0x2D):
+            dashed = True
+            break
+    if dashed:
+        term_end, description = _dash(cp, cls, start, end)
+        if term_end >= 0:
+            return _label(cp, cls, start, term_end) and _description(cp, cls, description, end)
+    if cp[start] == 0x5F or 0x61 <= cp[start] <= 0x7A:
+        name_end, description = _identifier_head(cp, cls, start, end)
+        return (name_end >= 0 and not _in_keys(cp, start, name_end, _FUNCTION_KEYS, True)
+                and _description(cp, cls, description, end))
+    return False
+
+
+@_jit
+def _line_kind(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> int:
+    """_ENTRY, _OTHER or _NOT_COUNTED for the stripped, non-empty line ``[start, end)`` of the
+    buffers ``cp`` and ``cls``, which it may rewrite."""
+    for at in range(start, end):
+        if _punct(cp, at, _CODE):
+            return _OTHER
+        if cp[at] == 0x28 and at > start and cls[at - 1] & _WORD:  # a call with arguments
+            close = at + 1
+            while close < end and cls[close] & _DECIMAL:
+                close += 1
+            if close == end or cp[close] != 0x29:
+                return _OTHER
+    if cp[start] == 0x7C or cp[start] == 0x40 or (cp[start] == 0x24 and start + 1 < end and cp[start + 1] == 0x20):
+        return _OTHER
+    if cp[end - 1] == 0x3A:
+        return _NOT_COUNTED  # a lead-in
+    kept = start
+    for at in range(start, end):  # box-drawing borders set aside
+        if not _BORDER_FIRST <= cp[at] <= _BORDER_LAST:
+            cp[kept], cls[kept] = cp[at], cls[at]
+            kept += 1
+    end = kept
+    start = _skip_space(cls, start, end)
+    while end > start and cls[end - 1] & _SPACE:
+        end -= 1
+    if end - start >= 2 and _punct(cp, start, _BULLET) and cls[start + 1] & _SPACE:
+        start = _skip_space(cls, start + 1, end)
+    if start == end:
+        return _NOT_COUNTED
+    menu = False
+    for at in range(start, end):
+        if cp[at] == 0x09 or (cp[at] == 0x20 and at + 1 < end and cp[at + 1] == 0x20):
+            return _OTHER  # table cells
+        if cp[at] == 0x20 and at + 2 < end and cp[at + 2] == 0x20 and _punct(cp, at + 1, _MENU_SEP):
+            menu = True
+    if menu and _menu(cp, cls, start, end):
+        return _ENTRY
+    if cls[start] & _DIGIT or cls[end - 1] & _DIGIT or cp[end - 1] == 0x5D:
+        start, end = _without_affixes(cp, cls, start, end)
+        if start == end:
+            return _OTHER  # nothing but numbers
+    if not _entry(cp, cls, start, end):
+        return _OTHER
+    digits = _count(cls, start, end, _DIGIT)
+    return _ENTRY if digits == 0 or digits <= _count(cls, start, end, _ALPHA) else _OTHER
+
+
+@_jit
+def _line_kinds(cp: np.ndarray, cls: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    kinds = np.empty(len(start), dtype=np.int8)
+    longest = np.max(end - start) if len(start) else 0
+    line_cp = np.empty(longest, dtype=cp.dtype)
+    line_cls = np.empty(longest, dtype=cls.dtype)
+    for line in range(len(start)):
+        length = end[line] - start[line]
+        line_cp[:length] = cp[start[line]:end[line]]
+        line_cls[:length] = cls[start[line]:end[line]]
+        kinds[line] = _line_kind(line_cp, line_cls, 0, length)
+    return kinds
+
+
+def line_kinds(batch: BatchText, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per stripped, non-empty line ``[start, end)`` of ``batch``: 1 for a navigation entry, 0 for any
+    other counted line, -1 for a line not counted (a lead-in)."""
+    return _line_kinds(batch.cp, batch.classes, start.astype(np.int64), end.astype(np.int64))
+
+
+def share(entries: np.ndarray, counted: np.ndarray) -> np.ndarray:
+    """The score of each document with ``entries`` navigation entries among ``counted`` lines."""
+    return np.where(counted >= MIN_NAV_LINES, entries / np.maximum(counted, 1), 0.0)

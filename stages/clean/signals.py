@@ -23,8 +23,8 @@ from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
 from stages.clean import batch_text as bt
 from stages.clean import navigation as navigation_rule
 from stages.clean.batch_text import BatchText, mix64
-from stages.clean.navigation import MIN_NAV_LINES, line_kind
-from stages.clean.textsets import EN_FUNCTION_WORDS
+from stages.clean.navigation import MIN_NAV_LINES
+from stages.clean.textsets import FUNCTION_WORD_CHARS, FUNCTION_WORD_KEYS, LETTER_BITS
 
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
 # Box-drawing characters (U+2500-U+257F) are the rules of text tables, not decoration.
@@ -43,15 +43,6 @@ FUNCTION_RE = re.compile(
 SHORT_LINE_CHARS = 30
 LINE_SIGNALS = ("q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
                 "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac")
-_LETTER_BASE = 32  # a lowercase ASCII word of up to 12 letters as one integer, 5 bits a letter
-FUNCTION_WORD_CHARS = max(map(len, EN_FUNCTION_WORDS))
-
-
-def _word_key(word: str) -> int:
-    return sum((ord(char) - 96) * _LETTER_BASE ** i for i, char in enumerate(word))
-
-
-FUNCTION_WORD_KEYS = np.array(sorted(map(_word_key, EN_FUNCTION_WORDS)), dtype=np.int64)
 
 
 def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -349,7 +340,7 @@ def _latin_words(batch: BatchText) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for offset in range(FUNCTION_WORD_CHARS):
         present = lengths > offset
         letters = (batch.cp[np.where(present, starts + offset, 0)] | 0x20) - 96
-        keys += np.where(present, letters * _LETTER_BASE ** offset, 0)
+        keys += np.where(present, letters << (LETTER_BITS * offset), 0)
     function = np.isin(keys, FUNCTION_WORD_KEYS)
     function_words = np.bincount(doc[alone], weights=function, minlength=batch.docs)
     return words, chars, function_words
@@ -423,19 +414,11 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
         "q_terminal_punct_line_frac": np.bincount(doc, weights=batch.has(bt.TERMINAL)[end - 1], minlength=batch.docs) / lines_or_one,
         "q_short_line_frac": np.bincount(doc, weights=length <= SHORT_LINE_CHARS, minlength=batch.docs) / lines_or_one,
     }
-    navigation = np.zeros(batch.docs)
-    first_line = np.concatenate(([0], np.cumsum(count).astype(np.int64)))
-    prose = navigation_rule.prose_lines(batch, start, end)
-    for d in np.flatnonzero(count >= MIN_NAV_LINES).tolist():
-        lines = range(first_line[d], first_line[d + 1])
-        unsure = [line for line in lines if not prose[line]]
-        if not unsure:
-            continue  # every line prose: no entry
-        offset, text_of_doc = batch.starts[d], batch.texts[d]
-        kinds = [line_kind(text_of_doc[start[line] - offset:end[line] - offset]) for line in unsure]
-        counted = len(lines) - len(unsure) + sum(kind is not None for kind in kinds)
-        navigation[d] = navigation_rule.share(sum(kind is True for kind in kinds), counted)
-    columns["q_nav_line_frac"] = navigation
+    scored = count[doc] >= MIN_NAV_LINES
+    kinds = navigation_rule.line_kinds(batch, start[scored], end[scored])
+    entries = np.bincount(doc[scored], weights=kinds == 1, minlength=batch.docs)
+    counted = np.bincount(doc[scored], weights=kinds >= 0, minlength=batch.docs)
+    columns["q_nav_line_frac"] = navigation_rule.share(entries, counted)
     return columns
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
+
 HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 HAN_RE = re.compile(rf"[{HAN_CLASS}]")
 EN_STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with"))
@@ -14,6 +16,17 @@ EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
     "a", "an", "is", "are", "was", "were", "it", "this", "i", "you", "we", "he", "she", "they", "my", "your",
     "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
 ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
+LETTER_BITS = 5
+"""A lower-case ASCII word of up to 12 letters as one integer key, five bits a letter."""
+
+
+def word_key(word: str) -> int:
+    """The integer key of a lower-case ASCII ``word`` (what the batch code compares words by)."""
+    return sum((ord(char) - 96) << (LETTER_BITS * i) for i, char in enumerate(word))
+
+
+FUNCTION_WORD_KEYS = np.array(sorted(map(word_key, EN_FUNCTION_WORDS)), dtype=np.int64)
+FUNCTION_WORD_CHARS = max(map(len, EN_FUNCTION_WORDS))
 
 
 @functools.lru_cache(maxsize=1)
