@@ -16,7 +16,8 @@ from common.config import CleanConfig, load_config
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import compute_signals, spam_matcher
+from stages.clean.signals import compute_signals
+from stages.clean.spam import spam_matcher
 from stages.clean.stage import LANG_REASON, clean_batch
 from stages.clean.timestamps import scrub_timestamps
 

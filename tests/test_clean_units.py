@@ -16,7 +16,8 @@ from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import _group, compute_signals, repetition_signals, spam_matcher
+from stages.clean.signals import _group, compute_signals, repetition_signals
+from stages.clean.spam import spam_matcher
 from stages.clean.stage import clean_batch
 from tests.signals_reference import TOKEN_RE
 

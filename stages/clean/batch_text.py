@@ -142,7 +142,6 @@ class BatchText:
         self.doc_first = first[:-1]  # the first character of its document
         self.doc_last = first[1:] | (np.arange(self.size) == self.size - 1)  # the last character of its document
         self._reduce_at = np.minimum(self.starts[:-1], max(self.size - 1, 0))
-        self._powers: tuple[np.ndarray, np.ndarray] | None = None
         self._prefix: np.ndarray | None = None
         self._masks: dict[int, np.ndarray] = {}
 
@@ -207,17 +206,30 @@ class BatchText:
         Polynomial over the code points modulo 2**64, from prefix sums, so any number of spans
         costs a few array operations; distinct texts collide with probability about 2**-64.
         """
+        powers, inverse_powers = _hash_powers(self.size + 1)
         if self._prefix is None:
-            powers = np.cumprod(np.full(self.size + 1, _MIX, dtype=np.uint64))
-            powers = np.concatenate(([np.uint64(1)], powers[:-1]))
-            inverse = np.uint64(pow(int(_MIX), -1, 2**64))
-            inverse_powers = np.cumprod(np.full(self.size + 1, inverse, dtype=np.uint64))
-            self._powers = (powers, np.concatenate(([np.uint64(1)], inverse_powers[:-1])))
             terms = (self.cp.astype(np.uint64) + np.uint64(1)) * powers[:-1]
             self._prefix = np.concatenate(([np.uint64(0)], np.cumsum(terms, dtype=np.uint64)))
-        _, inverse_powers = self._powers
         value = (self._prefix[end] - self._prefix[start]) * inverse_powers[start]
         return mix64(value ^ ((end - start).astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
+
+
+_POWERS: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]
+_KEPT_POWERS = 1 << 22  # 64 MiB for both tables: the batches of the clean stage fit many times over
+
+
+def _hash_powers(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """_MIX**i and its inverse**i modulo 2**64 for i < ``size``. Every batch needs the same few, so
+    they come from tables kept for the process (grown to the next power of two), up to _KEPT_POWERS."""
+    if len(_POWERS[0]) >= size:
+        return _POWERS[0][:size], _POWERS[1][:size]
+    grown = 1 << (size - 1).bit_length()
+    inverse = np.uint64(pow(int(_MIX), -1, 2**64))
+    tables = [np.concatenate(([np.uint64(1)], np.cumprod(np.full(grown - 1, base, dtype=np.uint64))))
+              for base in (_MIX, inverse)]
+    if grown <= _KEPT_POWERS:
+        _POWERS[:] = tables
+    return tables[0][:size], tables[1][:size]
 
 
 def mix64(value: np.ndarray) -> np.ndarray:

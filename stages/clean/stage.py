@@ -17,7 +17,8 @@ from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import compute_signals, spam_matcher
+from stages.clean.signals import compute_signals
+from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 
 LANG_REASON = "lang"
