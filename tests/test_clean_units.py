@@ -15,8 +15,9 @@ from common.schema import DOC_SCHEMA, category_array
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
+from stages.clean.repetition import repetition_signals
 from stages.clean.rules import apply_rules, build_rules
-from stages.clean.signals import _group, compute_signals, repetition_signals
+from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
 from stages.clean.stage import clean_batch
 from tests.signals_reference import TOKEN_RE
@@ -320,12 +321,3 @@ def test_clean_batch_keeps_drops_and_records():
     assert sum(stats["dropped_by_rule_lang"]["lang"].values()) == 2
     assert stats["timestamp_spans_removed"] == 1
     assert kept.schema.names[-len(SIGNAL_NAMES):] == list(SIGNAL_NAMES)
-
-
-def test_grouping_counts_keys_that_share_their_high_bits():
-    # Three keys need more than the 62 bits left beside the index: two that differ only in the
-    # low bits left out must still count apart (the argsort path).
-    keys = np.array([2**63 + 5, 2**63 + 6, 2**63 + 5, 7], dtype=np.uint64).view(np.int64)
-    occurrences, rank = _group(keys)
-    assert occurrences.tolist() == [2, 1, 2, 1]
-    assert rank[0] == rank[2] and len({rank[0], rank[1], rank[3]}) == 3

@@ -4,10 +4,13 @@ Everything is CJK-aware by construction: a Han character is one token and a run 
 letters/digits is one word; "alphabetic" is decided per script (``str.isalpha`` is true for
 Han characters); ``。！？…`` count as terminal punctuation next to ``.!?``.
 
-The signals of a batch are computed together, with numpy over the batch's code points
-(``BatchText``); the few that need a regular expression with back-references or many
-alternatives are computed per document, only for the documents a vectorized scan shows could
-score above zero. tests/signals_reference.py defines each signal one document at a time.
+The signals of a batch are computed together: with numpy over the batch's code points
+(``BatchText``), and with compiled kernels (numba) where a loop over the code points, lines or
+tokens does in one pass what numpy would need many for: character counts (char_counts.py),
+navigation entries (navigation.py), spam literals (spam.py) and n-gram repetition
+(repetition.py). The few signals that need a regular expression with back-references are
+computed per document, only for the documents a scan shows could score above zero.
+tests/signals_reference.py defines each signal one document at a time.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import numpy as np
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
 from stages.clean import batch_text as bt
 from stages.clean import navigation as navigation_rule
-from stages.clean.batch_text import BatchText, mix64
+from stages.clean.batch_text import BatchText
 from stages.clean.char_counts import char_counts
 from stages.clean.navigation import MIN_NAV_LINES
+from stages.clean.repetition import repetition_signals
 from stages.clean.spam import SpamMatcher, spam_line_frac
 
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
@@ -40,88 +44,6 @@ FUNCTION_RE = re.compile(
 SHORT_LINE_CHARS = 30
 LINE_SIGNALS = ("q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
                 "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac")
-
-
-def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each key, how often it occurs in ``keys`` and its dense rank among the distinct keys.
-
-    Sorted by a plain sort of the keys (their high bits, when they need more than the room
-    left) with each key's index in the low bits: three times cheaper than an argsort. In the
-    rare batch where two different keys share the bits kept, by an argsort of the whole keys.
-    """
-    values = keys.view(np.uint64)
-    index_bits = max(int(len(keys)).bit_length(), 1)
-    dropped = np.uint64(max(int(values.max()).bit_length() + index_bits - 64, 0))  # low key bits left out
-    packed = np.sort(((values >> dropped) << np.uint64(index_bits)) | np.arange(len(keys), dtype=np.uint64))
-    order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
-    ordered = values[order]
-    new_key = ordered[1:] != ordered[:-1]
-    if dropped and np.any(new_key & ((packed[1:] >> np.uint64(index_bits)) == (packed[:-1] >> np.uint64(index_bits)))):
-        order = np.argsort(values)
-        ordered = values[order]
-        new_key = ordered[1:] != ordered[:-1]
-    run_id = np.cumsum(np.concatenate(([True], new_key))) - 1
-    occurrences = np.empty(len(keys), dtype=np.int64)
-    occurrences[order] = np.bincount(run_id)[run_id]
-    rank = np.empty(len(keys), dtype=np.int64)
-    rank[order] = run_id
-    return occurrences, rank
-
-
-def repetition_signals(ids: np.ndarray, lengths: np.ndarray, sizes: np.ndarray) -> dict[str, np.ndarray]:
-    """Gopher repetition for a batch of tokenized documents, vectorized over the whole batch.
-
-    ``ids`` are 64-bit token ids (equal tokens, equal ids), ``lengths`` their characters, both
-    document after document; ``sizes`` how many tokens each document has.
-    ``q_top{n}gram_frac`` (n = 2..4): the largest share of a document's token characters taken
-    by the occurrences of one repeated n-gram. ``q_dup{n}gram_frac`` (n = 5..10): the share of
-    token characters covered by n-grams that occur more than once in the document.
-    """
-    docs = len(sizes)
-    result = {name: np.zeros(docs) for name in REPETITION_SIGNALS}
-    total = len(ids)
-    if total == 0:
-        return result
-    doc_of = np.repeat(np.arange(docs), sizes)
-    ends = np.cumsum(sizes)
-    room = ends[doc_of] - np.arange(total)  # tokens from each position to its document's end
-    cumulative = np.concatenate(([0], np.cumsum(lengths)))
-    total_chars = np.bincount(doc_of, weights=lengths, minlength=docs)
-    total_chars[total_chars == 0] = 1
-    # Every n-gram is named by a dense rank: a token's within its document, then an n-gram's
-    # from the rank of its (n-1)-gram and its last token's.
-    # One token in two documents is two keys.
-    token_count, token_rank = _group(ids ^ mix64(doc_of.astype(np.uint64) + np.uint64(1)).view(np.int64))
-    distinct = int(token_rank.max()) + 1
-    gram_rank = token_rank.copy()
-    # An n-gram can only repeat where its (n-1)-gram repeats and its last token does, so each n
-    # only looks at the positions whose shorter gram repeated.
-    repeated_token = token_count > 1
-    candidates = np.flatnonzero(repeated_token[:-1] & repeated_token[1:] & (room[:-1] >= 2))
-    for n in range(2, 11):
-        valid = candidates[room[candidates] >= n]
-        if len(valid) == 0:
-            break
-        occurrences, rank = _group(gram_rank[valid] * distinct + token_rank[valid + n - 1])
-        gram_rank[valid] = rank
-        repeated = occurrences > 1
-        candidates = valid[repeated]
-        if len(candidates) == 0:
-            break
-        if n <= 4:
-            gram_chars = cumulative[candidates + n] - cumulative[candidates]
-            share = occurrences[repeated] * gram_chars
-            groups = np.flatnonzero(np.concatenate(([True], doc_of[candidates][1:] != doc_of[candidates][:-1])))
-            result[f"q_top{n}gram_frac"][doc_of[candidates[groups]]] = np.maximum.reduceat(share, groups)
-            result[f"q_top{n}gram_frac"] /= total_chars
-        else:
-            # Candidates are in order and equally long, so the characters each adds to the
-            # union of the ones before it start where the previous one ends.
-            gram_end = candidates + n
-            covered_from = np.maximum(candidates, np.concatenate(([0], gram_end[:-1])))
-            chars = cumulative[gram_end] - cumulative[covered_from]
-            result[f"q_dup{n}gram_frac"] = np.bincount(doc_of[candidates], weights=chars, minlength=docs) / total_chars
-    return result
 
 
 def _symbol_run_chars(text: str) -> int:
