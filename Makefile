@@ -63,6 +63,7 @@ $(STAMP): $(LOCKS) pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q --no-deps -r requirements/data.lock -r requirements/dev.lock
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m stages.clean.compile_kernels
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -144,6 +144,7 @@ class BatchText:
         self._reduce_at = np.minimum(self.starts[:-1], max(self.size - 1, 0))
         self._prefix: np.ndarray | None = None
         self._masks: dict[int, np.ndarray] = {}
+        self._lines: Runs | None = None
 
     def has(self, bits: int) -> np.ndarray:
         """Per character: whether it is in any of the classes ``bits`` (computed once per ``bits``)."""
@@ -190,15 +191,19 @@ class BatchText:
         return Runs(np.flatnonzero(begins), np.flatnonzero(ends) + 1)
 
     def lines(self) -> Runs:
-        """Each document's lines (split at "\\n") stripped as ``str.strip`` does, empty ones left out."""
-        content = np.flatnonzero(~self.has(SPACE))
-        if len(content) == 0:
-            return Runs(content, content)
-        newline = self.cp == 10
-        line_of = np.cumsum(self.doc_first | np.concatenate(([False], newline[:-1])))[content]
-        new_line = np.concatenate(([True], line_of[1:] != line_of[:-1]))
-        last = np.concatenate((new_line[1:], [True]))
-        return Runs(content[new_line], content[last] + 1)
+        """Each document's lines (split at "\\n") stripped as ``str.strip`` does, empty ones left out
+        (computed once)."""
+        if self._lines is None:
+            content = np.flatnonzero(~self.has(SPACE))
+            if len(content) == 0:
+                self._lines = Runs(content, content)
+                return self._lines
+            newline = self.cp == 10
+            line_of = np.cumsum(self.doc_first | np.concatenate(([False], newline[:-1])))[content]
+            new_line = np.concatenate(([True], line_of[1:] != line_of[:-1]))
+            last = np.concatenate((new_line[1:], [True]))
+            self._lines = Runs(content[new_line], content[last] + 1)
+        return self._lines
 
     def span_hashes(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """A 64-bit hash of each span ``[start, end)`` of the batch's text: equal texts, equal hashes.

@@ -57,7 +57,7 @@ def load_model(path: str | None):
         raise KilnError(f"{model_path}: not a fastText model ({err})") from None
 
 
-def prose_texts(texts: list[str], min_chars: int = 40) -> list[str]:
+def prose_texts(texts: list[str], min_chars: int = 40, batch: BatchText | None = None) -> list[str]:
     """The text fastText should see of each text: what a person reads, on one line.
 
     Layout is left out, line by line: fenced code, lines of code or symbols, option and table
@@ -65,10 +65,12 @@ def prose_texts(texts: list[str], min_chars: int = 40) -> list[str]:
     joined. A line with Han characters is read for its Han text (the Latin identifiers, options
     and paths in it say nothing about its language). Falls back to the whole text when fewer
     than ``min_chars`` characters of prose remain. Computed over the batch with numpy
-    (tests/prose_reference.py reads one text at a time).
+    (tests/prose_reference.py reads one text at a time); ``batch``, the ``BatchText`` of ``texts``
+    when the caller has one, serves unless a word broken across lines must be joined.
     """
     joined = [_HYPHEN_BREAK.sub(r"\1\2", text) if "-\n" in text or "\u2010\n" in text else text for text in texts]
-    batch = BatchText(joined)
+    if batch is None or any(a is not b for a, b in zip(joined, texts, strict=True)):
+        batch = BatchText(joined)
     lines = batch.lines()
     start, end = lines.start, lines.end
     doc = batch.doc_of[start]
@@ -151,10 +153,11 @@ def _adjust_for_script(text: str, scores: dict[str, float]) -> dict[str, float]:
     return scores
 
 
-def identify(texts: list[str], model_path: str | None) -> list[LangGuess]:
-    """Top language and per-label scores for each text (batched through fastText)."""
+def identify(texts: list[str], model_path: str | None, batch: BatchText | None = None) -> list[LangGuess]:
+    """Top language and per-label scores for each text (batched through fastText; ``batch``: the
+    ``BatchText`` of ``texts``, if the caller has one)."""
     model = load_model(model_path)
-    prepared = prose_texts(texts)
+    prepared = prose_texts(texts, batch=batch)
     labels, probs = model.predict(prepared, k=TOP_K)
     guesses = []
     for text, names, values in zip(prepared, labels, probs, strict=True):

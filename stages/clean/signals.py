@@ -119,9 +119,9 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
         "q_lines": count,
         "q_dup_line_frac": np.bincount(doc, weights=duplicated, minlength=batch.docs) / lines_or_one,
         "q_dup_line_char_frac": np.bincount(doc, weights=length * duplicated, minlength=batch.docs) / np.maximum(chars, 1),
-        "q_bullet_line_frac": np.bincount(doc, weights=batch.has(bt.BULLET)[start], minlength=batch.docs) / lines_or_one,
+        "q_bullet_line_frac": np.bincount(doc, weights=(batch.classes[start] & bt.BULLET) != 0, minlength=batch.docs) / lines_or_one,
         "q_ellipsis_line_frac": np.bincount(doc, weights=ellipsis, minlength=batch.docs) / lines_or_one,
-        "q_terminal_punct_line_frac": np.bincount(doc, weights=batch.has(bt.TERMINAL)[end - 1], minlength=batch.docs) / lines_or_one,
+        "q_terminal_punct_line_frac": np.bincount(doc, weights=(batch.classes[end - 1] & bt.TERMINAL) != 0, minlength=batch.docs) / lines_or_one,
         "q_short_line_frac": np.bincount(doc, weights=length <= SHORT_LINE_CHARS, minlength=batch.docs) / lines_or_one,
     }
     scored = count[doc] >= MIN_NAV_LINES
@@ -132,9 +132,11 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     return columns
 
 
-def compute_signals(texts: list[str], spam: SpamMatcher | None = None) -> dict[str, np.ndarray]:
-    """Every q_* signal for a batch of documents, as one float64 array per signal."""
-    batch = BatchText(texts)
+def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
+                    batch: BatchText | None = None) -> dict[str, np.ndarray]:
+    """Every q_* signal for a batch of documents, as one float64 array per signal (``batch``: the
+    ``BatchText`` of ``texts``, if the caller has one)."""
+    batch = batch or BatchText(texts)
     docs = batch.docs
     columns = {name: np.zeros(docs) for name in (*SCALAR_SIGNALS, *REPETITION_SIGNALS)}
     if batch.size == 0:

@@ -14,6 +14,7 @@ from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
+from stages.clean.batch_text import BatchText
 from stages.clean.lid import accepted_language, identify
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
@@ -37,10 +38,11 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         texts_out, spans = [t for t, _ in scrubbed], [n for _, n in scrubbed]
     else:
         texts_out, spans = repaired, [0] * len(texts)
-    guesses = identify(texts_out, cfg.lid.model_path)
+    batch_text = BatchText(texts_out)  # language ID and the signals read the same code points
+    guesses = identify(texts_out, cfg.lid.model_path, batch_text)
     accepted = [accepted_language(g, cfg.lid) for g in guesses]
     langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
-    signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)))
+    signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)), batch_text)
     rules = build_rules(cfg.rules)
     decided = [None if a else LANG_REASON for a in accepted]
     reasons, details = apply_rules(rules, signals, langs, decided)
@@ -49,14 +51,15 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             top = ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
             details[i] = f"lang_score {top} (needs {cfg.lid.thresholds})"
 
-    metas = []
-    for meta, n_spans, before, after in zip(batch.column("meta").to_pylist(), spans, texts, repaired, strict=True):
-        record = json.loads(meta) if meta else {}
-        if n_spans:
-            record["timestamps_removed"] = n_spans
-        if before != after:
-            record["repaired"] = True
-        metas.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+    metas = batch.column("meta").to_pylist()
+    for i, (n_spans, before, after) in enumerate(zip(spans, texts, repaired, strict=True)):
+        if n_spans or before != after or not metas[i]:  # the others pass through as ingest wrote them
+            record = json.loads(metas[i]) if metas[i] else {}
+            if n_spans:
+                record["timestamps_removed"] = n_spans
+            if before != after:
+                record["repaired"] = True
+            metas[i] = json.dumps(record, ensure_ascii=False, sort_keys=True)
 
     replaced = {
         "text": pa.array(texts_out, pa.large_string()),
