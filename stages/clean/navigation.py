@@ -57,7 +57,6 @@ TITLE_MIN_LETTERS = 4
 The prepositions of TITLE_MINOR_WORDS stay in lower case too ("Notes from the Field")."""
 TITLE_MINOR_WORDS = frozenset(("from", "into", "onto", "over", "upon", "than", "like", "near", "past", "down"))
 
-
 _SPACE, _WORD, _DIGIT, _DECIMAL, _ALPHA, _UPPER, _HAN, _ZH_STOP = (
     bt.SPACE, bt.WORD, bt.DIGIT, bt.DECIMAL, bt.ALPHA, bt.UPPER, bt.HAN, bt.ZH_STOP)
 
@@ -79,7 +78,6 @@ _PUNCT_SETS = {
 _PUNCT = np.zeros(0x10000, dtype=np.uint16)
 for _bit, _chars in _PUNCT_SETS.items():
     _PUNCT[[ord(char) for char in _chars]] |= _bit
-_FUNCTION_KEYS = FUNCTION_WORD_KEYS
 _MINOR_KEYS = np.array(sorted(map(word_key, TITLE_MINOR_WORDS)), dtype=np.int64)
 _BORDER_FIRST, _BORDER_LAST = 0x2500, 0x257F
 _EM_DASH, _EN_DASH = ord("—"), ord("–")
@@ -186,7 +184,7 @@ def _label(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
             first += 1
         while last > first and _punct(cp, last - 1, _WORD_PUNCT):
             last -= 1
-        if _in_keys(cp, first, last, _FUNCTION_KEYS, False):
+        if _in_keys(cp, first, last, FUNCTION_WORD_KEYS, False):
             function_words += 1
         elif (last - first >= TITLE_MIN_LETTERS and _count(cls, first, last, _ALPHA) == last - first
               and not _in_keys(cp, first, last, _MINOR_KEYS, True) and not cls[first] & _UPPER):
@@ -347,7 +345,7 @@ def _entry(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
             return _label(cp, cls, start, term_end) and _description(cp, cls, description, end)
     if cp[start] == 0x5F or 0x61 <= cp[start] <= 0x7A:
         name_end, description = _identifier_head(cp, cls, start, end)
-        return (name_end >= 0 and not _in_keys(cp, start, name_end, _FUNCTION_KEYS, True)
+        return (name_end >= 0 and not _in_keys(cp, start, name_end, FUNCTION_WORD_KEYS, True)
                 and _description(cp, cls, description, end))
     return False
 
