@@ -22,9 +22,6 @@ MAX_UNIT = 3
 _LATIN, _ASCII_LETTER, _APOSTROPHE = bt.LATIN, bt.ASCII_LETTER, bt.APOSTROPHE
 _SPACE, _HAN, _COMMON_HAN, _ZH_STOP, _DECORATIVE = bt.SPACE, bt.HAN, bt.COMMON_HAN, bt.ZH_STOP, bt.DECORATIVE
 _LATIN1_LETTER, _DEBRIS_TAIL, _ORPHAN_LEAD, _SYMBOL_HEAD = bt.LATIN1_LETTER, bt.DEBRIS_TAIL, bt.ORPHAN_LEAD, bt.SYMBOL_HEAD
-_FIELDS = ("non_space", "han", "common_han", "zh_stop", "decorative", "newlines", "replacement", "symbols",
-           "latin1_letters", "debris", "orphan_leads", "orphans", "repeated_unit",
-           "latin_words", "latin_word_chars", "function_words")
 
 
 class CharCounts(NamedTuple):
@@ -48,9 +45,12 @@ class CharCounts(NamedTuple):
     function_words: np.ndarray  # the Latin words that are English function words, in any case
 
 
+_COUNTS = len(CharCounts._fields)  # the kernel fills one column per field, in this order
+
+
 @numba.njit(cache=True, nogil=True)
 def _count(cp: np.ndarray, classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    counts = np.zeros((len(starts) - 1, len(_FIELDS)), dtype=np.float64)
+    counts = np.zeros((len(starts) - 1, _COUNTS), dtype=np.float64)
     for doc in range(len(starts) - 1):
         start, end = starts[doc], starts[doc + 1]
         row = counts[doc]
@@ -129,4 +129,4 @@ def _latin_words(cp: np.ndarray, classes: np.ndarray, start: int, end: int, row:
 def char_counts(batch: BatchText) -> CharCounts:
     """The per-document character counts of ``batch``."""
     counts = _count(batch.cp, batch.classes, batch.starts)
-    return CharCounts(*(counts[:, i] for i in range(len(_FIELDS))))
+    return CharCounts(*(counts[:, i] for i in range(_COUNTS)))
