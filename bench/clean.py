@@ -67,7 +67,10 @@ def parse_args() -> argparse.Namespace:
                              "(`kiln devset`, packages cached in .cache/devset; --docs is ignored)")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                         help=f"time each side this many times and report its fastest run (default {DEFAULT_RUNS})")
-    return driver_args(parser, "clean.json")
+    args = driver_args(parser, "clean.json")
+    if args.runs < 1:
+        parser.error(f"--runs {args.runs}: at least one run is needed")
+    return args
 
 
 def prepare_input(args: argparse.Namespace, cfg: KilnConfig, work: Path) -> BenchInput:

@@ -85,6 +85,8 @@ EDGE_CASES = [
     "château âge Âme",
     "扫一扫扫一扫扫一扫 加微信加微信 加vx 包邮",
     "A risk-free offer.\nRisk free money: free money now, risk free and free risk-free money.\nfree\n",
+    "aa aa xyz, free aa",
+    "a pair: aa aa, free",
     "click here! 12% off\nqq: 123456\n\n\nvx：abc\n1380013800012345",
     "line\nline\nline\nother\nline\nother\n",
     "a\nb\na\nb\nc\n",
@@ -116,6 +118,8 @@ def test_edge_cases_equal_their_definition_in_any_batch(rows):
     (r"(?i:CLICK)", r"1[3-9]\d{9}", r"\d+% off", "加微信"),
     # branches whose matches overlap: a text runs with only the branches that can match in it
     (r"risk[- ]free", r"free \w+", r"sk[- ]fr\w*", r"money\b", r"\w+ money"),
+    # capture groups: a back-reference counts its group within the whole alternation
+    (r"(x)yz", r"(a)\1", "free"),
 ])
 def test_spam_counts_equal_their_definition_for_any_pattern(patterns):
     assert mismatches(EDGE_CASES, patterns=patterns, batch_rows=7) == {}

@@ -152,12 +152,6 @@ class BatchText:
             self._masks[bits] = (self.classes & np.uint32(bits)) != 0
         return self._masks[bits]
 
-    def is_in(self, codes: tuple[int, ...]) -> np.ndarray:
-        """Per character: whether its code point is one of ``codes`` (a lookup table, not a search)."""
-        table = np.zeros(max(codes) + 2, dtype=bool)
-        table[list(codes)] = True
-        return table[np.minimum(self.cp, len(table) - 1)]
-
     def per_doc(self, mask: np.ndarray) -> np.ndarray:
         """How many characters of each document ``mask`` marks."""
         if self.size == 0:
@@ -175,14 +169,6 @@ class BatchText:
         bounds = np.empty(2 * len(start), dtype=np.int64)
         bounds[0::2], bounds[1::2] = start, end
         return np.add.reduceat(padded, bounds, dtype=np.int64)[0::2]
-
-    def followed_by(self, mask: np.ndarray, offset: int = 1) -> np.ndarray:
-        """Per character: whether the character ``offset`` places later, in the same document, has ``mask``."""
-        out = np.zeros(self.size, dtype=bool)
-        if self.size > offset:
-            same_doc = self.doc_of[:-offset] == self.doc_of[offset:]
-            out[:-offset] = mask[offset:] & same_doc
-        return out
 
     def runs(self, mask: np.ndarray) -> Runs:
         """The maximal runs of ``mask`` characters, none crossing a document boundary."""

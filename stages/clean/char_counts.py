@@ -39,7 +39,7 @@ class CharCounts(NamedTuple):
     debris: np.ndarray  # a Latin-1 letter followed by what UTF-8 continuation bytes read as Latin-1 look like
     orphan_leads: np.ndarray  # â, Ã, Â
     orphans: np.ndarray  # â, Ã, Â at the end of the document or before an ASCII character
-    repeated_unit: np.ndarray  # 1 where a symbol starts a unit repeated four times in a row, else 0
+    repeated_unit: np.ndarray  # 1 where a symbol recurs 1-3 places apart four times (REPEATED_UNIT_RE may match), else 0
     latin_words: np.ndarray  # matches of [A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)? ("don't" is one)
     latin_word_chars: np.ndarray
     function_words: np.ndarray  # the Latin words that are English function words, in any case

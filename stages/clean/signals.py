@@ -8,8 +8,9 @@ The signals of a batch are computed together: with numpy over the batch's code p
 (``BatchText``), and with compiled kernels (numba) where a loop over the code points, lines or
 tokens does in one pass what numpy would need many for: character counts (char_counts.py),
 navigation entries (navigation.py), spam literals (spam.py) and n-gram repetition
-(repetition.py). The few signals that need a regular expression with back-references are
-computed per document, only for the documents a scan shows could score above zero.
+(repetition.py). The few signals read with a regular expression (symbol runs, with a
+back-reference; code stubs) are computed per document, only for the documents a scan shows
+could score above zero.
 tests/signals_reference.py defines each signal one document at a time.
 """
 

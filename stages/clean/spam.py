@@ -10,7 +10,8 @@ the texts where one of its patterns can match: those holding the plain character
 of that pattern holds (``% off`` for ``\\d+% off``), found in the same scan; a pattern without
 such characters is run once over all texts joined by NUL. On each such text it runs with only
 the patterns that can match there, in their order: a branch that matches nowhere in a text
-changes none of the alternation's matches.
+changes none of the alternation's matches (unless a pattern holds capture groups, whose numbers
+a shorter alternation would change: then every text runs the whole alternation).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class SpamMatcher:
         self._others = tuple(others)
         self.regex = self._alternation(tuple(range(len(others)))) if others else None
         parts = [re.compile(p) for p in others]
+        self._numbered_groups = any(part.groups for part in parts)
         triggers = [_required_literal(part) for part in parts]
         self._unanchored = tuple(i for i, trigger in enumerate(triggers) if trigger is None)
         self._unanchored_parts = [parts[i] for i in self._unanchored]
@@ -130,7 +132,8 @@ class SpamMatcher:
             unanchored = self._unanchored_candidates(lowered)
             for text in sorted(set(np.flatnonzero(triggered.any(axis=1)).tolist()) | unanchored):
                 parts = {*self._triggered_parts[triggered[text]].tolist(), *(self._unanchored if text in unanchored else ())}
-                counts[text] += len(self._alternation(tuple(sorted(parts))).findall(lowered[text]))
+                regex = self.regex if self._numbered_groups else self._alternation(tuple(sorted(parts)))
+                counts[text] += len(regex.findall(lowered[text]))
         return counts, hit_text, hit_offset
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (matchers are cached for the process themselves)
