@@ -40,7 +40,7 @@ import numpy as np
 
 from stages.clean import batch_text as bt
 from stages.clean.batch_text import BatchText
-from stages.clean.textsets import FUNCTION_WORD_KEYS, word_key
+from stages.clean.textsets import FUNCTION_WORD_KEYS, KEY_LETTERS, LETTER_BITS, word_key
 
 MIN_NAV_LINES = 8
 """A document with fewer stripped, non-empty lines than this scores 0, so callers may skip it; so does
@@ -119,14 +119,14 @@ def _count(cls: np.ndarray, start: int, end: int, bits: int) -> int:
 @_jit
 def _in_keys(cp: np.ndarray, start: int, end: int, keys: np.ndarray, lower_only: bool) -> bool:
     """Whether the word ``[start, end)``, lowercased (or, with ``lower_only``, as it is), is one of ``keys``."""
-    if end <= start or end - start > 12:
+    if end <= start or end - start > KEY_LETTERS:
         return False
     key = 0
     for i in range(end - start):
         char = cp[start + i]
         if not (0x61 <= char <= 0x7A or (not lower_only and 0x41 <= char <= 0x5A)):
             return False
-        key += ((char | 0x20) - 96) << (5 * i)
+        key += ((char | 0x20) - 96) << (LETTER_BITS * i)
     at = np.searchsorted(keys, key)
     return at < len(keys) and keys[at] == key
 

@@ -17,7 +17,8 @@ EN_FUNCTION_WORDS = EN_STOP_WORDS | frozenset((
     "do", "does", "not", "what", "how", "can", "will", "for", "on", "at", "as", "if", "or", "but", "so"))
 ZH_STOP_CHARS = frozenset("的年在月是和日了为有被人中他也而由")
 LETTER_BITS = 5
-"""A lower-case ASCII word of up to 12 letters as one integer key, five bits a letter."""
+"""A lower-case ASCII word of up to KEY_LETTERS letters as one integer key, five bits a letter."""
+KEY_LETTERS = 63 // LETTER_BITS
 
 
 def word_key(word: str) -> int:
