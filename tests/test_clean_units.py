@@ -231,7 +231,8 @@ def test_skipping_ftfy_never_changes_the_output():
 def test_line_by_line_repair_equals_ftfy_on_the_whole_text():
     rng = random.Random(5)
     pieces = ["abc ", "中文", "\n", "\r\n", "\r", "&amp;", "<b>", "Ã©", "â€œ", "\u2028", "\x85", "é", "\u0301",
-              "ﬁ", "\ufffd", "  ", "\t", "&lt;", "\n\n", "Ã¤Â¸Â­"]
+              "ﬁ", "\ufffd", "  ", "\t", "&lt;", "\n\n", "Ã¤Â¸Â­", "→", "■", "Привет", "Ð¿Ñ€Ð¸", "─┼", "\ufeff",
+              "\u206a", "\x1b[31m", "\ud83d", "\x00", "\x0c", "Â ", "naïve", "×²", "ĳ", "ＡＢ", "Ã"]
     for _ in range(20000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
         assert repair(text) == ftfy.fix_text(text, config=FTFY_CONFIG), ascii(text)

@@ -1,9 +1,11 @@
 """The batched quality signals equal their one-document-at-a-time definition (tests/signals_reference.py),
 column by column, on the demo corpus, the real-text development set and texts made to hit edge cases;
-so does the text language ID reads (tests/prose_reference.py)."""
+so does the text language ID reads (tests/prose_reference.py), and the repair that skips ftfy where
+it changes nothing equals ftfy on every document."""
 
 from __future__ import annotations
 
+import ftfy
 import numpy as np
 import pytest
 
@@ -15,7 +17,7 @@ from demo.generator import generate_demo_corpus
 from stages.clean.batch_text import BatchText
 from stages.clean.lid import prose_texts
 from stages.clean.navigation import line_kinds
-from stages.clean.repair import repair
+from stages.clean.repair import FTFY_CONFIG, repair
 from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
@@ -28,10 +30,16 @@ CFG = load_config()
 PATTERNS = tuple(CFG.clean.spam_patterns)
 
 
-def clean_texts(inputs: list[str]) -> list[str]:
-    """The texts the clean stage computes signals on: ingested, repaired, timestamps scrubbed."""
+def clean_texts(inputs: list[str], check_repair: bool = False) -> list[str]:
+    """The texts the clean stage computes signals on: ingested, repaired, timestamps scrubbed
+    (``check_repair``: first assert that each repair equals ftfy's on the whole text)."""
     texts = read_documents(inputs, CFG).column("text").to_pylist()
-    return [scrub_timestamps(repair(text))[0] for text in texts]
+    repaired = [repair(text) for text in texts]
+    if check_repair:
+        assert [i for i, (text, fixed) in enumerate(zip(texts, repaired, strict=True))
+                if fixed != ftfy.fix_text(text, config=FTFY_CONFIG)] == []
+        assert sum(a != b for a, b in zip(texts, repaired, strict=True)) > 0.01 * len(texts)  # ftfy had work
+    return [scrub_timestamps(text)[0] for text in repaired]
 
 
 def mismatches(texts: list[str], patterns: tuple[str, ...] = PATTERNS, batch_rows: int | None = None) -> dict:
@@ -60,14 +68,14 @@ def mismatches(texts: list[str], patterns: tuple[str, ...] = PATTERNS, batch_row
 
 def test_every_signal_equals_its_definition_on_the_demo_corpus(tmp_path):
     summary = generate_demo_corpus(tmp_path / "demo", 3000, seed=1234)
-    texts = clean_texts([str(summary.corpus_dir)])
+    texts = clean_texts([str(summary.corpus_dir)], check_repair=True)
     assert len(texts) > 2900
     assert mismatches(texts) == {}
 
 
 def test_every_signal_equals_its_definition_on_the_real_text_development_set(tmp_path):
     cli("-m", "kiln", "devset", str(tmp_path / "devset"), "--cache", str(CACHE), timeout=900)
-    texts = clean_texts([str(tmp_path / "devset" / "docs.jsonl")])
+    texts = clean_texts([str(tmp_path / "devset" / "docs.jsonl")], check_repair=True)
     assert len(texts) > 2500
     assert mismatches(texts) == {}
     read = [text for start in range(0, len(texts), 512) for text in prose_texts(texts[start:start + 512])]

@@ -1,9 +1,10 @@
-"""A batch of documents as one array of code points, for signals computed with numpy over the batch.
+"""A batch of documents as one array of code points, for signals computed over the whole batch.
 
 Per-document Python costs microseconds per call; a pass of numpy over the code points of a whole
 batch costs about a nanosecond per character. ``BatchText`` holds the concatenated code points,
 where each document starts, a table of character classes, and the pieces the quality signals
-are made of: runs of a class, stripped lines, and hashes of any span of text.
+are made of: runs of a class, stripped lines and tokens (each found by one compiled loop), and
+hashes of any span of text.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
+from common.hashing import mix64
 from stages.clean.textsets import HAN_CLASS, ZH_STOP_CHARS, common_han
 
 UNICODE_SIZE = 0x110000
@@ -55,7 +58,8 @@ _DECORATIVE_RANGES = ((0x2190, 0x21FF), (0x2300, 0x23FF), (0x2460, 0x24FF), (0x2
 _DEBRIS_TAIL_RANGES = ((0x80, 0xBF), (0x2018, 0x203A), (0x152, 0x178))
 _DEBRIS_TAIL_CHARS = "\u02c6\u02dc\u20ac\u2122"
 _HAN_RANGES = tuple((ord(a), ord(b)) for a, b in re.findall(r"(.)-(.)", HAN_CLASS))
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant: the base of the span hash
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # an odd 64-bit constant: the base of the span hash
+_LENGTH_SALT = np.uint64(0xD6E8FEB86659FD93)
 
 
 def _regex_mask(pattern: str, everything: str) -> np.ndarray:
@@ -124,6 +128,13 @@ class Runs:
         return self.end - self.start
 
 
+@dataclass(frozen=True)
+class Tokens(Runs):
+    """The tokens of a batch (see ``BatchText.tokens``), and which of them are all digits."""
+
+    digits_only: np.ndarray  # per token: str.isdigit of its text
+
+
 class BatchText:
     """The code points of a batch of documents, end to end, with per-document reductions."""
 
@@ -142,9 +153,9 @@ class BatchText:
         self.doc_first = first[:-1]  # the first character of its document
         self.doc_last = first[1:] | (np.arange(self.size) == self.size - 1)  # the last character of its document
         self._reduce_at = np.minimum(self.starts[:-1], max(self.size - 1, 0))
-        self._prefix: np.ndarray | None = None
         self._masks: dict[int, np.ndarray] = {}
         self._lines: Runs | None = None
+        self._tokens: Tokens | None = None
 
     def has(self, bits: int) -> np.ndarray:
         """Per character: whether it is in any of the classes ``bits`` (computed once per ``bits``)."""
@@ -180,52 +191,89 @@ class BatchText:
         """Each document's lines (split at "\\n") stripped as ``str.strip`` does, empty ones left out
         (computed once)."""
         if self._lines is None:
-            content = np.flatnonzero(~self.has(SPACE))
-            if len(content) == 0:
-                self._lines = Runs(content, content)
-                return self._lines
-            newline = self.cp == 10
-            line_of = np.cumsum(self.doc_first | np.concatenate(([False], newline[:-1])))[content]
-            new_line = np.concatenate(([True], line_of[1:] != line_of[:-1]))
-            last = np.concatenate((new_line[1:], [True]))
-            self._lines = Runs(content[new_line], content[last] + 1)
+            self._lines = Runs(*_line_bounds(self.cp, self.classes, self.starts))
         return self._lines
+
+    def tokens(self) -> Tokens:
+        """Every token (``[HAN]|[^\\W HAN _]+``: one Han character, or a run of other letters and
+        digits), document after document (computed once)."""
+        if self._tokens is None:
+            self._tokens = Tokens(*_token_bounds(self.classes, self.starts))
+        return self._tokens
 
     def span_hashes(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """A 64-bit hash of each span ``[start, end)`` of the batch's text: equal texts, equal hashes.
 
-        Polynomial over the code points modulo 2**64, from prefix sums, so any number of spans
-        costs a few array operations; distinct texts collide with probability about 2**-64.
+        A polynomial over the code points modulo 2**64 with the span's length, mixed; distinct texts
+        collide with probability about 2**-64.
         """
-        powers, inverse_powers = _hash_powers(self.size + 1)
-        if self._prefix is None:
-            terms = (self.cp.astype(np.uint64) + np.uint64(1)) * powers[:-1]
-            self._prefix = np.concatenate(([np.uint64(0)], np.cumsum(terms, dtype=np.uint64)))
-        value = (self._prefix[end] - self._prefix[start]) * inverse_powers[start]
-        return mix64(value ^ ((end - start).astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
+        return mix64(_polynomial_hashes(self.cp, start, end))
 
 
-_POWERS: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]
-_KEPT_POWERS = 1 << 22  # 64 MiB for both tables: the batches of the clean stage fit many times over
+@numba.njit(cache=True, nogil=True)
+def _line_bounds(cp: np.ndarray, classes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end of the non-space content of each line, documents in order, empty lines left out."""
+    line_start = np.empty(len(cp), dtype=np.int64)
+    line_end = np.empty(len(cp), dtype=np.int64)
+    found = 0
+    for doc in range(len(starts) - 1):
+        first = -1
+        last = -1
+        for at in range(starts[doc], starts[doc + 1]):
+            if cp[at] == 10:
+                if first >= 0:
+                    line_start[found], line_end[found] = first, last + 1
+                    found += 1
+                    first = -1
+            elif (classes[at] & SPACE) == 0:
+                if first < 0:
+                    first = at
+                last = at
+        if first >= 0:
+            line_start[found], line_end[found] = first, last + 1
+            found += 1
+    return line_start[:found].copy(), line_end[:found].copy()
 
 
-def _hash_powers(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """_MIX**i and its inverse**i modulo 2**64 for i < ``size``. Every batch needs the same few, so
-    they come from tables kept for the process (grown to the next power of two), up to _KEPT_POWERS."""
-    if len(_POWERS[0]) >= size:
-        return _POWERS[0][:size], _POWERS[1][:size]
-    grown = 1 << (size - 1).bit_length()
-    inverse = np.uint64(pow(int(_MIX), -1, 2**64))
-    tables = [np.concatenate(([np.uint64(1)], np.cumprod(np.full(grown - 1, base, dtype=np.uint64))))
-              for base in (_MIX, inverse)]
-    if grown <= _KEPT_POWERS:
-        _POWERS[:] = tables
-    return tables[0][:size], tables[1][:size]
+@numba.njit(cache=True, nogil=True)
+def _token_bounds(classes: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start, end and all-digits of every token, documents in order."""
+    size = starts[-1]
+    token_start = np.empty(size, dtype=np.int64)
+    token_end = np.empty(size, dtype=np.int64)
+    digits_only = np.empty(size, dtype=np.bool_)
+    found = 0
+    for doc in range(len(starts) - 1):
+        run = -1
+        digits = True
+        for at in range(starts[doc], starts[doc + 1]):
+            bits = classes[at]
+            if bits & TOKEN:
+                if run < 0:
+                    run = at
+                    digits = True
+                digits = digits and (bits & DIGIT) != 0
+                continue
+            if run >= 0:
+                token_start[found], token_end[found], digits_only[found] = run, at, digits
+                found += 1
+                run = -1
+            if bits & HAN:
+                token_start[found], token_end[found], digits_only[found] = at, at + 1, False
+                found += 1
+        if run >= 0:
+            token_start[found], token_end[found], digits_only[found] = run, starts[doc + 1], digits
+            found += 1
+    return token_start[:found].copy(), token_end[:found].copy(), digits_only[:found].copy()
 
 
-def mix64(value: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer over uint64 values: every input bit reaches every output bit (a
-    one-character span's polynomial is its code point; sorting by high bits needs them mixed)."""
-    value = (value ^ (value >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    value = (value ^ (value >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return value ^ (value >> np.uint64(31))
+@numba.njit(cache=True, nogil=True)
+def _polynomial_hashes(cp: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per span: the polynomial of its code points in _HASH_BASE, plus its length times _LENGTH_SALT."""
+    hashes = np.empty(len(start), dtype=np.uint64)
+    for span in range(len(start)):
+        value = np.uint64(0)
+        for at in range(start[span], end[span]):
+            value = value * _HASH_BASE + np.uint64(cp[at]) + np.uint64(1)
+        hashes[span] = value ^ (np.uint64(end[span] - start[span]) * _LENGTH_SALT)
+    return hashes

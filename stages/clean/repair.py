@@ -1,10 +1,13 @@
-"""Text repair with ftfy, skipped for documents that a cheap scan proves it would not change."""
+"""Text repair with ftfy, skipped for documents and lines that a cheap scan proves it would not change."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import ftfy
+from ftfy.badness import is_bad
+from ftfy.chardata import LIGATURES
 
 # Width fixing would turn full-width CJK punctuation (，！？：；) into ASCII; curly quotes are
 # legitimate text; NFC (ftfy's default) is kept, NFKC never touches stored text.
@@ -20,35 +23,56 @@ _NEEDS_FTFY = re.compile(
     "&#?[0-9A-Za-z]{1,24};|[^\t\n\x20-\x7e\u2010-\u2019\u201b-\u201d\u201f\u2023-\u2027\u3000-\u3029\u3030-\u303f\u3040-\u3098\u309b-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uffee]"
 )
 
+# What ftfy's fixers other than mojibake decoding replace under FTFY_CONFIG: HTML entities
+# (unescape_html), C0 controls but \t \n \f and DEL (remove_control_chars, remove_terminal_escapes),
+# C1 controls (fix_c1_controls), \r, NEL, U+2028/2029 (fix_line_breaks), bidi-format controls,
+# BOM and interlinear annotation marks (remove_control_chars), surrogates (fix_surrogates) and
+# ligatures (fix_latin_ligatures).
+_FIXED_WITHOUT_DECODING = re.compile(
+    "&#?[0-9A-Za-z]{1,24};|[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f\u2028\u2029\u206a-\u206f\ufeff\ufff9-\ufffc"
+    "\ud800-\udfff" + "".join(map(chr, LIGATURES)) + "]"
+)
+
 
 def needs_repair(text: str) -> bool:
-    """False when ftfy is guaranteed to return ``text`` unchanged."""
+    """False when ftfy is guaranteed to return ``text`` unchanged (a scan for characters it touches)."""
     return _NEEDS_FTFY.search(text) is not None
+
+
+def ftfy_may_change(line: str) -> bool:
+    """False when ftfy is guaranteed to return ``line`` unchanged: none of its fixers' characters,
+    already NFC, and no mojibake by ftfy's own test (its decoding starts only on ``is_bad`` text)."""
+    return (_FIXED_WITHOUT_DECODING.search(line) is not None or not unicodedata.is_normalized("NFC", line)
+            or is_bad(line))
 
 
 _NO_HTML_UNESCAPE = FTFY_CONFIG._replace(unescape_html=False)
 
 
-def _lines(text: str) -> list[str]:
-    """The text cut after each "\\n" (ftfy's own segments; no other line breaks)."""
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-
-
 def repair(text: str) -> str:
     """ftfy.fix_text with Kiln's settings, run only on the lines where it can change something.
 
-    ftfy fixes text line by line, and once a line holding "<" has been seen it stops unescaping
-    HTML entities for the rest of the text; doing the same here gives identical output.
+    ftfy fixes text line by line (segments ending in "\\n"), and once a line holding "<" has been
+    seen it stops unescaping HTML entities for the rest of the text; doing the same here gives
+    identical output. One scan finds the lines holding a character ftfy may touch.
     """
-    if not needs_repair(text):
+    match = _NEEDS_FTFY.search(text)
+    if match is None:
         return text
-    out = []
+    out: list[str] = []
+    done = 0  # text[:done] is in out
     seen_markup = False
-    for line in _lines(text):
-        if needs_repair(line):
-            out.append(ftfy.fix_text(line, config=_NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG))
-        else:
-            out.append(line)
-        seen_markup = seen_markup or "<" in line
+    while match is not None:
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end()) + 1 or len(text)
+        line = text[start:end]
+        seen_markup = seen_markup or text.find("<", done, start) >= 0
+        out.append(text[done:start])
+        if ftfy_may_change(line):
+            line = ftfy.fix_text(line, config=_NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG)
+        out.append(line)
+        seen_markup = seen_markup or "<" in text[start:end]
+        done = end
+        match = _NEEDS_FTFY.search(text, end)
+    out.append(text[done:])
     return "".join(out)

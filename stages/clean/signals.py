@@ -61,18 +61,6 @@ def _stub_frac(text: str) -> float:
     return stubs / max(len(FUNCTION_RE.findall(text)), 1)
 
 
-def _tokens(batch: BatchText) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end of every token (``[HAN]|[^\\W HAN _]+``: one Han character, or a run of
-    other letters and digits), in batch positions, document after document."""
-    runs = batch.runs(batch.has(bt.TOKEN))
-    run_begin = np.zeros(batch.size, dtype=bool)
-    run_begin[runs.start] = True
-    starts = np.flatnonzero(run_begin | batch.has(bt.HAN))
-    ends = starts + 1
-    ends[run_begin[starts]] = runs.end
-    return starts, ends
-
-
 def _containing(batch: BatchText, needles: tuple[str, ...]) -> list[int]:
     """The documents whose text holds any of ``needles`` (one scan of the batch per needle)."""
     found: set[int] = set()
@@ -142,12 +130,11 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     columns = {name: np.zeros(docs) for name in (*SCALAR_SIGNALS, *REPETITION_SIGNALS)}
     if batch.size == 0:
         return columns
-    token_start, token_end = _tokens(batch)
-    token_doc = batch.doc_of[token_start]
+    found = batch.tokens()
+    token_doc = batch.doc_of[found.start]
     tokens = np.bincount(token_doc, minlength=docs).astype(np.float64)
     tokens_or_one = np.maximum(tokens, 1)
-    non_digit = np.concatenate(([0], np.cumsum(~batch.has(bt.DIGIT))))
-    digit_tokens = np.bincount(token_doc, weights=non_digit[token_end] == non_digit[token_start], minlength=docs)
+    digit_tokens = np.bincount(token_doc, weights=found.digits_only, minlength=docs)
     chars = char_counts(batch)
     non_space = np.maximum(chars.non_space, 1)
     han = chars.han
@@ -179,5 +166,5 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     if spam is not None:
         columns["q_spam_line_frac"] = spam_line_frac(texts, spam)
     columns |= _line_signals(batch)
-    ids = batch.span_hashes(token_start, token_end).view(np.int64)
-    return columns | repetition_signals(ids, token_end - token_start, tokens.astype(np.int64))
+    ids = batch.span_hashes(found.start, found.end).view(np.int64)
+    return columns | repetition_signals(ids, found.length, tokens.astype(np.int64))
