@@ -38,6 +38,9 @@ def _run_rayjob(docker: str, objects: list[dict], job: dict, volume: Path, scrat
     with PodRunner(docker, scratch, objects, claims={"kiln-data": volume}, secrets=ray.secrets) as runner:
         head = runner.start(ray.head())
         pods = [runner.start(ray.worker(group, i)) for group, count in workers.items() for i in range(count)]
+        # Before any task runs: what the clean workers' numba finds in its cache.
+        kernels = [runner.exec(p, "ray-worker", "python", "-m", "stages.clean.compile_kernels").stdout.strip()
+                   for p in pods if p.labels["ray.io/group"] == "clean"]
         submitter = runner.start(ray.submitter())
         code = runner.wait(submitter, JOB_TIMEOUT)["ray-job-submitter"]
         status = runner.exec(head, "ray-head", "python", "-c", STATUS_PROBE.format(ray.submission_id))
@@ -46,7 +49,7 @@ def _run_rayjob(docker: str, objects: list[dict], job: dict, volume: Path, scrat
                 "submitter": runner.logs(submitter.containers["ray-job-submitter"]),
                 "head": runner.logs(head.containers["ray-head"]), "init": head.init_logs,
                 "workers": [runner.logs(p.containers["ray-worker"]) for p in pods],
-                "worker_inits": [p.init_logs for p in pods], "start": {
+                "worker_inits": [p.init_logs for p in pods], "kernels": kernels, "start": {
                     "head": env_value(head.spec["containers"][0], "KUBERAY_GEN_RAY_START_CMD"),
                     **{p.labels["ray.io/group"]: env_value(p.spec["containers"][0], "KUBERAY_GEN_RAY_START_CMD")
                        for p in pods}}}
@@ -125,6 +128,12 @@ def test_only_the_clean_group_offers_the_clean_resource(pipeline: dict):
     workers = [n for n in nodes if n.get("CPU")]
     assert len(head) == 1 and resource not in head[0]
     assert len(workers) == 1 and workers[0][resource] == workers[0]["CPU"] == 4
+
+
+def test_clean_workers_load_the_kernels_compiled_into_the_image(pipeline: dict):
+    """The init container copies the image's numba cache into the pod's empty /tmp: no worker compiles."""
+    [report] = pipeline["runs"]["clean"]["kernels"]
+    assert report.startswith("clean kernels: all ") and "loaded from numba's cache (/tmp/numba)" in report, report
 
 
 def test_the_demo_corpus_of_the_init_container_is_the_local_one(pipeline: dict):
