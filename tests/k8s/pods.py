@@ -7,9 +7,10 @@ all in the pause container's network namespace. From the pod spec: the command a
 entrypoint, with Kubernetes' $(VAR) expansion; env with values, downward-API fieldRefs and resourceFieldRefs
 resolved, Secret and ConfigMap keys; the security context (user, groups, fsGroup, read-only root,
 no-new-privileges, capabilities); CPU and memory limits; volumes (a claim is a shared host folder, an
-emptyDir a tmpfs volume of the pod, a ConfigMap its files, read-only). Not modelled: probes, service
-links' variables, hostPath and device plugins (a pod asking for them is refused), image pulls; the open-files
-limit is the Docker engine's.
+emptyDir a host folder of the pod, a ConfigMap its files, read-only). Not modelled: probes, service
+links' variables, hostPath and device plugins (a pod asking for them is refused), image pulls, an emptyDir
+of medium Memory shared between containers (each container gets its own tmpfs, sized by sizeLimit); the
+open-files limit is the Docker engine's.
 """
 
 from __future__ import annotations
@@ -166,6 +167,13 @@ class PodRunner:
             if "persistentVolumeClaim" in volume:
                 claim = volume["persistentVolumeClaim"]["claimName"]
                 out[name] = (str(self.claims[claim]), bool(volume["persistentVolumeClaim"].get("readOnly")))
+            elif "emptyDir" in volume and volume["emptyDir"].get("medium") != "Memory":
+                # The kubelet's emptyDir: a folder on the node's disk that every container of the pod
+                # sees, init containers included (a tmpfs Docker volume would be a new one per container).
+                folder = self.scratch / f"{pod.name}-{name}"
+                folder.mkdir(parents=True)
+                os.chmod(folder, 0o1777)
+                out[name] = (str(folder), False)
             elif "emptyDir" in volume:
                 size = volume["emptyDir"].get("sizeLimit")
                 size_bytes = quantity_value(size) if size else 8 * 2**30  # a cap, not a reservation
