@@ -14,7 +14,7 @@ from common.errors import KilnError
 from common.schema import DOC_SCHEMA, category_array
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
-from stages.clean.repair import FTFY_CONFIG, needs_repair, repair
+from stages.clean.repair import FTFY_CONFIG, repair
 from stages.clean.repetition import repetition_signals
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -220,12 +220,20 @@ def test_skipping_ftfy_never_changes_the_output():
     skipped = 0
     for _ in range(30000):
         text = "".join(chr(rng.randint(*rng.choice(ranges))) for _ in range(rng.randint(1, 30)))
-        if not needs_repair(text):
-            skipped += 1
-            assert ftfy.fix_text(text, config=FTFY_CONFIG) == text, ascii(text)
+        repaired = repair(text)
+        skipped += repaired is text  # the scan found nothing for ftfy
+        assert repaired == ftfy.fix_text(text, config=FTFY_CONFIG), ascii(text)
     assert skipped > 1000
     for text in (ZH_PARAGRAPH, EN_PARAGRAPH, POEM_ZH, TECH_EN):
         assert repair(text) == ftfy.fix_text(text, config=FTFY_CONFIG)
+
+
+def test_a_line_longer_than_ftfys_pieces_is_repaired_as_ftfy_repairs_it():
+    # ftfy tests each 1,000,000-character piece of the line for mojibake; "Ã " is bad at a piece's start
+    for head in ("1", "中"):
+        text = head * FTFY_CONFIG.max_decode_length + "Ã la mode\n"
+        repaired = repair(text)
+        assert repaired == ftfy.fix_text(text, config=FTFY_CONFIG) and repaired.endswith("à la mode\n")
 
 
 def test_line_by_line_repair_equals_ftfy_on_the_whole_text():

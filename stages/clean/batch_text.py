@@ -205,7 +205,8 @@ class BatchText:
         """A 64-bit hash of each span ``[start, end)`` of the batch's text: equal texts, equal hashes.
 
         A polynomial over the code points modulo 2**64 with the span's length, mixed; distinct texts
-        collide with probability about 2**-64.
+        collide with probability about 2**-64 unless built to (a polynomial modulo 2**64 is linear:
+        a Thue-Morse string of 1,024 characters and its complement collide).
         """
         return mix64(_polynomial_hashes(self.cp, start, end))
 

@@ -34,16 +34,13 @@ _FIXED_WITHOUT_DECODING = re.compile(
 )
 
 
-def needs_repair(text: str) -> bool:
-    """False when ftfy is guaranteed to return ``text`` unchanged (a scan for characters it touches)."""
-    return _NEEDS_FTFY.search(text) is not None
-
-
 def ftfy_may_change(line: str) -> bool:
     """False when ftfy is guaranteed to return ``line`` unchanged: none of its fixers' characters,
-    already NFC, and no mojibake by ftfy's own test (its decoding starts only on ``is_bad`` text)."""
-    return (_FIXED_WITHOUT_DECODING.search(line) is not None or not unicodedata.is_normalized("NFC", line)
-            or is_bad(line))
+    already NFC, and no mojibake by ftfy's own test (its decoding starts only on ``is_bad`` text).
+    ftfy cuts a line longer than ``max_decode_length`` into pieces and tests each: such a line
+    always goes to ftfy (``is_bad`` anchors a pattern at the start of a piece)."""
+    return (len(line) > FTFY_CONFIG.max_decode_length or _FIXED_WITHOUT_DECODING.search(line) is not None
+            or not unicodedata.is_normalized("NFC", line) or is_bad(line))
 
 
 _NO_HTML_UNESCAPE = FTFY_CONFIG._replace(unescape_html=False)
@@ -66,12 +63,12 @@ def repair(text: str) -> str:
         start = text.rfind("\n", 0, match.start()) + 1
         end = text.find("\n", match.end()) + 1 or len(text)
         line = text[start:end]
-        seen_markup = seen_markup or text.find("<", done, start) >= 0
+        # ftfy turns unescaping off at the first line holding "<", that line included
+        seen_markup = seen_markup or text.find("<", done, end) >= 0
         out.append(text[done:start])
         if ftfy_may_change(line):
             line = ftfy.fix_text(line, config=_NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG)
         out.append(line)
-        seen_markup = seen_markup or "<" in text[start:end]
         done = end
         match = _NEEDS_FTFY.search(text, end)
     out.append(text[done:])

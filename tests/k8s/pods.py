@@ -7,7 +7,7 @@ all in the pause container's network namespace. From the pod spec: the command a
 entrypoint, with Kubernetes' $(VAR) expansion; env with values, downward-API fieldRefs and resourceFieldRefs
 resolved, Secret and ConfigMap keys; the security context (user, groups, fsGroup, read-only root,
 no-new-privileges, capabilities); CPU and memory limits; volumes (a claim is a shared host folder, an
-emptyDir a host folder of the pod, a ConfigMap its files, read-only). Not modelled: probes, service
+emptyDir a host folder of the pod, its sizeLimit not enforced, a ConfigMap its files, read-only). Not modelled: probes, service
 links' variables, hostPath and device plugins (a pod asking for them is refused), image pulls, an emptyDir
 of medium Memory shared between containers (each container gets its own tmpfs, sized by sizeLimit); the
 open-files limit is the Docker engine's.
