@@ -7,7 +7,7 @@ import unicodedata
 
 import ftfy
 from ftfy.badness import is_bad
-from ftfy.chardata import LIGATURES
+from ftfy.chardata import HTML_ENTITY_RE, LIGATURES
 
 # Width fixing would turn full-width CJK punctuation (，！？：；) into ASCII; curly quotes are
 # legitimate text; NFC (ftfy's default) is kept, NFKC never touches stored text.
@@ -19,8 +19,9 @@ FTFY_CONFIG = ftfy.TextFixerConfig(fix_character_width=False, uncurl_quotes=Fals
 # (which ftfy unescapes) are routed to it explicitly. Mojibake always
 # brings in characters outside this set (Latin-1 letters such as Ã/Â/â, box drawing, ...), and
 # so do control characters, ligatures and text that NFC would change.
+_HTML_ENTITY = HTML_ENTITY_RE.pattern  # what ftfy's unescape_html replaces
 _NEEDS_FTFY = re.compile(
-    "&#?[0-9A-Za-z]{1,24};|[^\t\n\x20-\x7e\u2010-\u2019\u201b-\u201d\u201f\u2023-\u2027\u3000-\u3029\u3030-\u303f\u3040-\u3098\u309b-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uffee]"
+    _HTML_ENTITY + "|[^\t\n\x20-\x7e\u2010-\u2019\u201b-\u201d\u201f\u2023-\u2027\u3000-\u3029\u3030-\u303f\u3040-\u3098\u309b-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uff01-\uffee]"
 )
 
 # What ftfy's fixers other than mojibake decoding replace under FTFY_CONFIG: HTML entities
@@ -29,7 +30,7 @@ _NEEDS_FTFY = re.compile(
 # BOM and interlinear annotation marks (remove_control_chars), surrogates (fix_surrogates) and
 # ligatures (fix_latin_ligatures).
 _FIXED_WITHOUT_DECODING = re.compile(
-    "&#?[0-9A-Za-z]{1,24};|[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f\u2028\u2029\u206a-\u206f\ufeff\ufff9-\ufffc"
+    _HTML_ENTITY + "|[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f\u2028\u2029\u206a-\u206f\ufeff\ufff9-\ufffc"
     "\ud800-\udfff" + "".join(map(chr, LIGATURES)) + "]"
 )
 

@@ -130,11 +130,11 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     columns = {name: np.zeros(docs) for name in (*SCALAR_SIGNALS, *REPETITION_SIGNALS)}
     if batch.size == 0:
         return columns
-    found = batch.tokens()
-    token_doc = batch.doc_of[found.start]
+    token_spans = batch.tokens()
+    token_doc = batch.doc_of[token_spans.start]
     tokens = np.bincount(token_doc, minlength=docs).astype(np.float64)
     tokens_or_one = np.maximum(tokens, 1)
-    digit_tokens = np.bincount(token_doc, weights=found.digits_only, minlength=docs)
+    digit_tokens = np.bincount(token_doc, weights=token_spans.digits_only, minlength=docs)
     chars = char_counts(batch)
     non_space = np.maximum(chars.non_space, 1)
     han = chars.han
@@ -166,5 +166,5 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     if spam is not None:
         columns["q_spam_line_frac"] = spam_line_frac(texts, spam)
     columns |= _line_signals(batch)
-    ids = batch.span_hashes(found.start, found.end).view(np.int64)
-    return columns | repetition_signals(ids, found.length, tokens.astype(np.int64))
+    ids = batch.span_hashes(token_spans.start, token_spans.end).view(np.int64)
+    return columns | repetition_signals(ids, token_spans.length, tokens.astype(np.int64))
