@@ -13,15 +13,27 @@ NPROC    ?= 1
 TRAIN_CONFIG ?= configs/train-cpu.yaml
 
 PY       := $(VENV)/bin/python
-LOCKS    := requirements/data.lock requirements/nodeps.in requirements/dev.lock
+LOCKS    := requirements/bootstrap.lock requirements/data.lock requirements/nodeps.in requirements/dev.lock
 LOCK_ID  := $(shell cat $(LOCKS) pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
 STAMP    := $(VENV)/.installed-$(LOCK_ID)
 
 # The trainer's environment: MindSpore with numpy < 2 and no pyarrow, so it lives apart from .venv.
 TRAIN_VENV     ?= .venv-train
 TRAIN_PY       := $(TRAIN_VENV)/bin/python
-TRAIN_LOCK_ID  := $(shell cat requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+TRAIN_LOCK_ID  := $(shell cat requirements/bootstrap.lock requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
 TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
+
+# A venv is made by python -m venv, then uv (pinned in requirements/bootstrap.lock) installs a lock file into it.
+UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps -r requirements/bootstrap.lock && \
+             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps
+
+# make test runs each suite on TEST_WORKERS pytest-xdist workers (the tests wait on Ray and child processes
+# for much of their time, so two workers finish sooner than one on two cores).
+TEST_WORKERS ?= 2
+DATA_TESTS  = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --ignore=tests/containers --ignore=tests/faults \
+              $(addprefix --ignore=,$(K8S_POD_TESTS))
+TRAIN_TESTS = PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+              --noconftest tests/test_train*.py
 
 # Container images: one per stage on a shared dependency base (stages/base/Dockerfile).
 DOCKER      ?= docker
@@ -48,7 +60,7 @@ KUSTOMIZE   := $(KUBECTL) kustomize --load-restrictor LoadRestrictionsNone
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
-.PHONY: help data test lint status venv lock clean-data autoscale-demo
+.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
@@ -60,9 +72,7 @@ help: ## list the targets
 
 $(STAMP): $(LOCKS) pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-deps -r requirements/data.lock -r requirements/dev.lock
-	$(PY) -m pip install -q --no-deps -e .
+	$(call UV_INSTALL,$(VENV)) -r requirements/data.lock -r requirements/dev.lock -e .
 	$(PY) -m stages.clean.compile_kernels
 	@rm -f $(VENV)/.installed-*
 	@touch $@
@@ -75,8 +85,12 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
-	$(PY) -m pytest --ignore=tests/containers --ignore=tests/faults $(addprefix --ignore=,$(K8S_POD_TESTS)) $(PYTEST_ARGS)
-	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
+	$(DATA_TESTS) $(PYTEST_ARGS)
+	$(TRAIN_TESTS) $(PYTEST_ARGS)
+
+test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest tests and fixture set-ups
+	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS)
+	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff over the code
 	$(VENV)/bin/ruff check .
@@ -95,9 +109,7 @@ clean-data: ## delete DATA_DIR
 
 $(TRAIN_STAMP): requirements/train.lock pyproject.toml
 	@test -x $(TRAIN_PY) || $(PYTHON) -m venv $(TRAIN_VENV)
-	$(TRAIN_PY) -m pip install -q --upgrade pip
-	$(TRAIN_PY) -m pip install -q --no-deps -r requirements/train.lock
-	$(TRAIN_PY) -m pip install -q --no-deps -e .
+	$(call UV_INSTALL,$(TRAIN_VENV)) -r requirements/train.lock -e .
 	@rm -f $(TRAIN_VENV)/.installed-*
 	@touch $@
 
@@ -116,7 +128,7 @@ test-faults: $(STAMP) ## the fault-injection suite: kills, a killed Ray worker, 
 	$(PY) -m pytest tests/faults $(PYTEST_ARGS)
 
 test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
-	PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest --noconftest $(PYTEST_ARGS) tests/test_train*.py
+	$(TRAIN_TESTS) $(PYTEST_ARGS)
 
 train-lock: ## re-resolve requirements/train.in into requirements/train.lock (needs PyPI)
 	rm -rf $(TRAIN_VENV).lock-tmp && $(PYTHON) -m venv $(TRAIN_VENV).lock-tmp

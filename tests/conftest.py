@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,23 @@ def ray_local():
     ray.shutdown()
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` made by ``build(folder)`` once per test run, however many pytest-xdist workers ask
+    for it: the first builds under a lock while the others wait, then all read the same folder. Read-only
+    to its users: a test that changes it works on a copy."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's base folder, which every worker's own folder sits in
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
 def make_config(*overrides: str, input: list[Path] | None = None) -> KilnConfig:
     """The default config with ``--set``-style overrides (and ingest.input)."""
     extra = [f"ingest.input={json.dumps([str(p) for p in input])}"] if input else []
@@ -49,6 +69,16 @@ def run(ray_local):
         return run_stage(stage, cfg, data_dir, force=force, log=logging.getLogger("kiln.test"))
 
     return _run
+
+
+def tool(name: str, package: str) -> str:
+    """The command-line tool ``name``: the test environment's own (requirements/dev.lock installs it beside
+    this Python), else one on PATH; skips, naming the package that provides it, where there is none."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.is_file() else shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (make venv installs {package} from requirements/dev.lock)")
+    return found
 
 
 def child_env(**extra: str) -> dict[str, str]:

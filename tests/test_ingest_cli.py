@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 WORDS = ["river", "mountain", "河流", "山脉", "city", "城市", "data", "数据", "model", "模型", "paper", "论文", "news", "新闻"]
 
 
-def _write_inputs(folder: Path, files: int = 10, rows: int = 15000) -> Path:
+def _write_inputs(folder: Path, files: int = 10, rows: int = 5000) -> Path:
     folder.mkdir(parents=True)
     rng = random.Random(7)
     for f in range(files):
@@ -50,7 +50,7 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path: Path):
     run_to_fault(args, "ingest.unit.done:2", tmp_path / "killed.log")
     assert not (killed / "ingest" / "_manifest.json").exists()
     # One Ray CPU runs one unit at a time and the kill follows the driver's 2nd result within milliseconds,
-    # while a unit (15,000 records) takes far longer: exactly 2 units are done.
+    # while a unit (5,000 records) takes far longer: exactly 2 units are done.
     assert len(list((killed / "ingest" / "_work").glob("unit-*.json"))) == 2
 
     resumed = _ingest(killed, inputs)

@@ -10,7 +10,7 @@ import pytest
 from common.manifest import require_manifest
 from demo.truth import expected_ingest_counts, load_truth, score
 from kiln.cli import read_kept_texts
-from tests.conftest import cli
+from tests.conftest import built_once, cli
 
 pytestmark = pytest.mark.slow
 
@@ -19,13 +19,17 @@ DEMO_DOCS = 4000
 
 
 def shared_demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """`kiln run --demo` on 4,000 records with 2 Ray workers, shared by every module of the session that
-    needs a whole demo run (this one, dedup, mix, the resume tests): the first call runs the pipeline,
-    later ones find every stage already done. Returns the data dir and what `kiln run` printed."""
-    data = tmp_path_factory.getbasetemp() / f"demo-run-{DEMO_DOCS}"
-    result = cli("-m", "kiln", "run", "--demo", "--demo-docs", str(DEMO_DOCS), "--data-dir", str(data),
-                 "--set", "ray.num_cpus=2", timeout=900)
-    return data, result.stdout
+    """`kiln run --demo` on 4,000 records with 2 Ray workers, run once per test run and shared by every
+    module that only reads a whole demo run (this one, dedup, mix, tamper, autoscale, the resume tests).
+    Returns the data dir and what `kiln run` printed."""
+
+    def run(folder: Path) -> None:
+        result = cli("-m", "kiln", "run", "--demo", "--demo-docs", str(DEMO_DOCS), "--data-dir", str(folder / "data"),
+                     "--set", "ray.num_cpus=2", timeout=900)
+        (folder / "stdout.txt").write_text(result.stdout)
+
+    folder = built_once(tmp_path_factory, f"demo-run-{DEMO_DOCS}", run)
+    return folder / "data", (folder / "stdout.txt").read_text()
 
 
 @pytest.fixture(scope="module")

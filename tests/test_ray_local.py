@@ -10,6 +10,9 @@ import pytest
 from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 from tests.conftest import child_env, cli
 
+# `ray start` writes the machine-wide current-cluster file: these modules share one xdist worker.
+pytestmark = pytest.mark.xdist_group("ray-start")
+
 
 @pytest.mark.slow
 def test_a_stage_runs_on_a_private_ray_while_a_ray_start_cluster_runs(tmp_path: Path):

