@@ -60,19 +60,48 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path: Path):
     assert not list((killed / "ingest").rglob(".*.tmp-*"))
 
 
-def test_changed_config_needs_force(tmp_path: Path):
+def test_a_rerun_is_a_no_op_and_another_config_or_input_is_refused_until_forced(tmp_path: Path):
+    """One ingest, then what a rerun meets: the same command (a no-op), another configuration, another input
+    folder, an input file rewritten at the same size, a file added to the folder: each is refused (exit 2,
+    the output untouched) until --force starts over; `kiln status` shows the finished stage."""
     inputs = _write_inputs(tmp_path / "raw", files=2, rows=200)
+    other = _write_inputs(tmp_path / "other", files=3, rows=100)
     data = tmp_path / "data"
     _ingest(data, inputs)
+    status = cli("-m", "kiln", "status", str(data)).stdout
+    ingest_row = next(line for line in status.splitlines() if line.startswith("ingest"))
+    assert ingest_row.split()[:5] == ["ingest", "done", "2/2", "400", "400"]
+    assert any(line.split()[:2] == ["clean", "missing"] for line in status.splitlines())
     again = _ingest(data, inputs)
     assert "already done with this configuration" in again.stderr
+    before = _digest(data / "ingest")
+
     refused = _ingest(data, inputs, "--set", "ingest.batch_rows=17", check=False)
     assert refused.returncode == 2
     assert "different configuration" in refused.stderr and "--force" in refused.stderr
     assert "Traceback" not in refused.stderr
+    elsewhere = _ingest(data, other, check=False)
+    assert elsewhere.returncode == 2
+    assert "different configuration or input" in elsewhere.stderr and "--force" in elsewhere.stderr
+    assert "Traceback" not in elsewhere.stderr
+    path = inputs / "part00.jsonl"
+    original = path.read_bytes()
+    path.write_bytes(original.replace(b'"id": "0-0"', b'"id": "9-9"', 1))
+    assert path.stat().st_size == len(original) and path.read_bytes() != original
+    rewritten = _ingest(data, inputs, check=False)
+    assert rewritten.returncode == 2 and "different configuration or input" in rewritten.stderr
+    path.write_bytes(original)
+    added = inputs / "part02.jsonl"
+    added.write_bytes(b'{"id": "new", "text": "one more file in the same folder"}\n')
+    grown = _ingest(data, inputs, check=False)
+    assert grown.returncode == 2 and "different configuration or input" in grown.stderr
+    added.unlink()
+    assert _digest(data / "ingest") == before, "a refused run leaves the output alone"
+
     forced = _ingest(data, inputs, "--set", "ingest.batch_rows=17", "--force")
-    assert forced.returncode == 0
-    assert require_manifest(data / "ingest").config["batch_rows"] == 17
+    assert forced.returncode == 0 and require_manifest(data / "ingest").config["batch_rows"] == 17
+    forced = _ingest(data, other, "--force")
+    assert forced.returncode == 0 and require_manifest(data / "ingest").accounting.docs_in == 300
 
 
 def test_tampered_output_is_refused_by_the_next_reader(tmp_path: Path):
@@ -91,36 +120,6 @@ def test_tampered_output_is_refused_by_the_next_reader(tmp_path: Path):
     assert f"{shard}: sha256" in refused.stderr and "does not match the manifest" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert not (data / "clean" / "_manifest.json").exists()
-
-
-def test_a_different_input_is_refused_without_force(tmp_path: Path):
-    inputs = _write_inputs(tmp_path / "raw", files=2, rows=200)
-    other = _write_inputs(tmp_path / "other", files=3, rows=100)
-    data = tmp_path / "data"
-    _ingest(data, inputs)
-    before = _digest(data / "ingest")
-    refused = _ingest(data, other, check=False)
-    assert refused.returncode == 2
-    assert "different configuration or input" in refused.stderr and "--force" in refused.stderr
-    assert "Traceback" not in refused.stderr
-    (inputs / "part02.jsonl").write_bytes(b'{"id": "new", "text": "one more file in the same folder"}\n')
-    grown = _ingest(data, inputs, check=False)
-    assert grown.returncode == 2 and "different configuration or input" in grown.stderr
-    assert _digest(data / "ingest") == before, "a refused run leaves the output alone"
-    forced = _ingest(data, other, "--force")
-    assert forced.returncode == 0 and require_manifest(data / "ingest").accounting.docs_in == 300
-
-
-def test_an_input_file_rewritten_at_the_same_size_is_refused(tmp_path: Path):
-    inputs = _write_inputs(tmp_path / "raw", files=1, rows=200)
-    data = tmp_path / "data"
-    _ingest(data, inputs)
-    path = inputs / "part00.jsonl"
-    original = path.read_bytes()
-    path.write_bytes(original.replace(b'"id": "0-0"', b'"id": "9-9"', 1))
-    assert path.stat().st_size == len(original) and path.read_bytes() != original
-    rerun = _ingest(data, inputs, check=False)
-    assert rerun.returncode == 2 and "different configuration or input" in rerun.stderr
 
 
 def test_sha256_fingerprint_sees_an_edit_between_the_sampled_blocks(tmp_path: Path):
@@ -165,12 +164,6 @@ def test_missing_input_and_bad_config_are_clear(tmp_path: Path):
     assert bad.returncode == 2 and "ingest.shard_max_byte: unknown key" in bad.stderr
 
 
-def test_help_and_status(tmp_path: Path):
+def test_help_names_the_options():
     helped = cli("-m", "stages.ingest", "--help")
     assert "--input" in helped.stdout and "--force" in helped.stdout
-    inputs = _write_inputs(tmp_path / "raw", files=2, rows=100)
-    _ingest(tmp_path / "data", inputs)
-    status = cli("-m", "kiln", "status", str(tmp_path / "data")).stdout
-    ingest_row = next(line for line in status.splitlines() if line.startswith("ingest"))
-    assert ingest_row.split()[:5] == ["ingest", "done", "2/2", "200", "200"]
-    assert any(line.split()[:2] == ["clean", "missing"] for line in status.splitlines())

@@ -4,6 +4,7 @@ chose. The stages run in order, each only after the one before succeeded, and a 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -111,7 +112,10 @@ def fake(tmp_path: Path):
                               capture_output=True, text=True, timeout=300)
 
     def log() -> list[list]:
-        return json.loads(state.read_text())["log"]
+        """The stand-in's log, read under its lock: a `kubectl wait` the script left running may be writing."""
+        with open(f"{state}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return json.loads(state.read_text())["log"]
 
     return run, log
 
