@@ -164,7 +164,6 @@ def single_node_patterns(port: int, out: Path) -> dict[str, tuple[list[str], dic
     }
 
 
-@pytest.mark.slow
 def test_probed_workers_get_the_same_placement_in_every_pattern(tmp_path: Path) -> None:
     port = free_port()
     seen = {}
@@ -193,7 +192,6 @@ def wait_for(paths: list[Path], process: subprocess.Popen, log: Path, timeout: f
         time.sleep(0.1)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["indexed job", "volcano", "ascendjob"])
 def test_sigterm_reaches_every_local_worker(tmp_path: Path, pattern: str) -> None:
     out = tmp_path / "probe"
@@ -206,7 +204,6 @@ def test_sigterm_reaches_every_local_worker(tmp_path: Path, pattern: str) -> Non
     assert (out / "worker-0.sigterm").exists() and (out / "worker-1.sigterm").exists()
 
 
-@pytest.mark.slow
 def test_sigterm_reaches_the_scheduler_of_an_ascendjob(tmp_path: Path) -> None:
     out = tmp_path / "probe"
     env = {"MS_ROLE": "MS_SCHED", "MS_SCHED_HOST": "127.0.0.1", "MS_SCHED_PORT": str(free_port()),
@@ -219,7 +216,6 @@ def test_sigterm_reaches_the_scheduler_of_an_ascendjob(tmp_path: Path) -> None:
     assert "this pod: the scheduler" in log.read_text()
 
 
-@pytest.mark.slow
 def test_a_port_taken_before_the_scheduler_binds_it_is_retried(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     busy = socket.socket()
@@ -253,7 +249,6 @@ def write_splits(folder: Path, vocab: int = 96, seq_len: int = 32) -> Path:
     return write_token_folder(folder, splits, vocab, seq_len)
 
 
-@pytest.mark.slow
 def test_a_two_process_cpu_run_under_the_ascendjob_environment(tmp_path: Path) -> None:
     tokens = write_splits(tmp_path / "tokens")
     config = tmp_path / "train.yaml"

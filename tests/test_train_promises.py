@@ -32,8 +32,6 @@ from tests.test_train_run import (
     write_splits,
 )
 
-pytestmark = pytest.mark.slow
-
 STEPS = 6  # the finished run: latest at step 6, best at step 4 (CONFIG evaluates every 4 steps and at the end)
 
 

@@ -24,8 +24,6 @@ from stages.train.config import load_trainer_config
 from tests.token_files import learnable_stream, write_token_folder
 
 REPO = Path(__file__).resolve().parent.parent
-
-pytestmark = pytest.mark.slow
 PYTHON = sys.executable
 VOCAB = 96
 SEQ_LEN = 32
