@@ -15,8 +15,6 @@ from tests.conftest import cli
 from tests.test_pipeline_demo import shared_demo_run
 from tests.test_resume_stages import assert_same_output
 
-# `ray start` writes the machine-wide current-cluster file: these modules share one xdist worker.
-pytestmark = pytest.mark.xdist_group("ray-start")
 
 
 def test_the_autoscaler_config_declares_the_resource_on_the_clean_group_only():

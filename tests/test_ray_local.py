@@ -10,8 +10,6 @@ import pytest
 from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 from tests.conftest import child_env, cli
 
-# `ray start` writes the machine-wide current-cluster file: these modules share one xdist worker.
-pytestmark = pytest.mark.xdist_group("ray-start")
 
 
 @pytest.mark.slow
