@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import importlib
 import importlib.util
+import io
 import json
 import logging
 import os
@@ -67,6 +70,25 @@ def run(ray_local):
 
     def _run(stage: MapStage, data_dir: Path, cfg: KilnConfig, force: bool = False) -> Manifest:
         return run_stage(stage, cfg, data_dir, force=force, log=logging.getLogger("kiln.test"))
+
+    return _run
+
+
+@pytest.fixture
+def in_process(ray_local) -> Callable[..., subprocess.CompletedProcess]:
+    """Run a command line as ``cli`` does (``"-m", "kiln" or "stages.<name>", args...``), but in this process on
+    the session's Ray: the same argument parsing, stages, messages and exit code, without the Ray start
+    (several seconds) that a new process pays. The command-line tests proper use ``cli``."""
+
+    def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        assert args[0] == "-m", args
+        main = importlib.import_module("kiln.cli" if args[1] == "kiln" else f"{args[1]}.__main__").main
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            returncode = main(list(args[2:]))
+        if check and returncode != 0:
+            raise AssertionError(f"{args} exited {returncode}:\n{out.getvalue()}\n{err.getvalue()}")
+        return subprocess.CompletedProcess(list(args), returncode, out.getvalue(), err.getvalue())
 
     return _run
 

@@ -16,7 +16,6 @@ from tests.test_pipeline_demo import shared_demo_run
 from tests.test_resume_stages import assert_same_output
 
 
-
 def test_the_autoscaler_config_declares_the_resource_on_the_clean_group_only():
     config = autoscaler_config(6390, "clean", 4, 30)
     types = config["available_node_types"]

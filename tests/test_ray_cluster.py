@@ -11,7 +11,6 @@ import pytest
 from kiln.ray_nodes import RayNodes
 from tests.conftest import child_env, cli
 
-
 DEMO_DOCS = "1500"
 
 

@@ -11,7 +11,6 @@ from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 from tests.conftest import child_env, cli
 
 
-
 @pytest.mark.slow
 def test_a_stage_runs_on_a_private_ray_while_a_ray_start_cluster_runs(tmp_path: Path):
     raw = tmp_path / "raw"
