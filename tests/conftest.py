@@ -74,23 +74,25 @@ def run(ray_local):
     return _run
 
 
+def run_in_process(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command line as ``cli`` does (``"-m", "kiln" or "stages.<name>", args...``), but in this process:
+    the same argument parsing, stages, messages and exit code, on the Ray this process already runs (the
+    caller requests ``ray_local``), without the Ray start (several seconds) that a new process pays. The
+    command-line tests proper use ``cli``."""
+    assert args[0] == "-m", args
+    main = importlib.import_module("kiln.cli" if args[1] == "kiln" else f"{args[1]}.__main__").main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        returncode = main(list(args[2:]))
+    if check and returncode != 0:
+        raise AssertionError(f"{args} exited {returncode}:\n{out.getvalue()}\n{err.getvalue()}")
+    return subprocess.CompletedProcess(list(args), returncode, out.getvalue(), err.getvalue())
+
+
 @pytest.fixture
 def in_process(ray_local) -> Callable[..., subprocess.CompletedProcess]:
-    """Run a command line as ``cli`` does (``"-m", "kiln" or "stages.<name>", args...``), but in this process on
-    the session's Ray: the same argument parsing, stages, messages and exit code, without the Ray start
-    (several seconds) that a new process pays. The command-line tests proper use ``cli``."""
-
-    def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        assert args[0] == "-m", args
-        main = importlib.import_module("kiln.cli" if args[1] == "kiln" else f"{args[1]}.__main__").main
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            returncode = main(list(args[2:]))
-        if check and returncode != 0:
-            raise AssertionError(f"{args} exited {returncode}:\n{out.getvalue()}\n{err.getvalue()}")
-        return subprocess.CompletedProcess(list(args), returncode, out.getvalue(), err.getvalue())
-
-    return _run
+    """``run_in_process`` on the session's Ray."""
+    return run_in_process
 
 
 def tool(name: str, package: str) -> str:

@@ -1,4 +1,5 @@
-"""The clean stage through its command line: resume after a kill, refusals, clear errors."""
+"""The clean stage through its command line: resume after a kill, refusals, clear errors. Only the killed run
+starts a process of its own; the others parse the same command line in this process (``in_process``)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,19 @@ from pathlib import Path
 import pytest
 
 from common.manifest import require_manifest
-from tests.conftest import cli
+from tests.conftest import cli, run_in_process
 from tests.test_resume_stages import assert_same_output, run_to_fault
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def ingested(tmp_path_factory) -> Path:
+def ingested(tmp_path_factory, ray_local) -> Path:
     """A data dir holding the ingest of a 4,000-record demo corpus split into many shards."""
     data = tmp_path_factory.mktemp("clean-cli")
-    cli("-m", "kiln", "demo", str(data / "demo"), "--docs", "4000")
-    cli("-m", "stages.ingest", "--input", str(data / "demo" / "corpus"), "--data-dir", str(data),
-        "--set", "ingest.shard_max_bytes=300000", "--set", "ray.num_cpus=1")
+    run_in_process("-m", "kiln", "demo", str(data / "demo"), "--docs", "4000")
+    run_in_process("-m", "stages.ingest", "--input", str(data / "demo" / "corpus"), "--data-dir", str(data),
+                   "--set", "ingest.shard_max_bytes=300000")
     return data
 
 
@@ -31,7 +32,8 @@ def _copy_ingest(ingested: Path, target: Path) -> Path:
 
 
 def _clean(data: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
-    return cli("-m", "stages.clean", "--data-dir", str(data), "--set", "ray.num_cpus=1", *extra, check=check)
+    """`python -m stages.clean --data-dir <data> <extra>`, in this process."""
+    return run_in_process("-m", "stages.clean", "--data-dir", str(data), *extra, check=check)
 
 
 def test_sigkill_then_resume_is_byte_identical(ingested: Path, tmp_path: Path):
@@ -52,7 +54,7 @@ def test_sigkill_then_resume_is_byte_identical(ingested: Path, tmp_path: Path):
 
 
 def test_missing_input_stage_is_a_clear_error(tmp_path: Path):
-    result = _clean(tmp_path, check=False)
+    result = cli("-m", "stages.clean", "--data-dir", str(tmp_path), check=False)
     assert result.returncode == 2
     assert "ingest does not exist" in result.stderr and "python -m stages.ingest" in result.stderr
     assert "Traceback" not in result.stderr
@@ -72,7 +74,8 @@ def test_tampered_input_shard_is_refused(ingested: Path, tmp_path: Path):
 
 def test_bad_rule_and_model_settings_are_named(ingested: Path, tmp_path: Path):
     data = _copy_ingest(ingested, tmp_path)
-    unknown = _clean(data, "--set", "clean.rules.too_short.signal=q_nothing", check=False)
+    unknown = cli("-m", "stages.clean", "--data-dir", str(data), "--set", "clean.rules.too_short.signal=q_nothing",
+                  check=False)
     assert unknown.returncode == 2 and "clean.rules.too_short.signal: unknown signal 'q_nothing'" in unknown.stderr
     assert "--set clean.rules.too_short.signal=q_nothing" in unknown.stderr and "Ray" not in unknown.stderr
     model = _clean(data, "--force", "--set", f"clean.lid.model_path={tmp_path / 'lid.bin'}", check=False)
