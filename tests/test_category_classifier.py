@@ -25,7 +25,7 @@ from stages.mix.classifier import (
     train_classifier,
 )
 from stages.mix.fasttext_train import train_supervised
-from tests.conftest import cli
+from tests.conftest import cli, run_in_process
 from tests.test_resume_stages import assert_same_output
 
 DEMO_DOCS = 4000
@@ -42,21 +42,20 @@ MIN_LABEL_ACCURACY = 0.98
 MAX_SHARE_POINTS = 0.02
 
 
-def _run(data: Path, *args: str, check: bool = True):
-    return cli("-m", "kiln", "run", "--demo", "--demo-docs", str(DEMO_DOCS), "--data-dir", str(data),
-               "--set", "ray.num_cpus=2", *HIDDEN, *args, timeout=1200, check=check)
+RUN = ("-m", "kiln", "run", "--demo", "--demo-docs", str(DEMO_DOCS), *HIDDEN)
 
 
 @pytest.fixture(scope="module")
-def classified(tmp_path_factory) -> Path:
+def classified(tmp_path_factory, ray_local) -> Path:
+    """Without the classifier the run is refused at mix (in this process); with it, the command runs."""
     data = tmp_path_factory.mktemp("classified") / "data"
-    refused = _run(data, check=False)
+    refused = run_in_process(*RUN, "--data-dir", str(data), check=False)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr  # without it: loud, not an empty result
     for key in ("ingest.source_categories", "ingest.url_categories", "mix.classifier.enabled", "mix.unknown_category"):
         assert key in refused.stderr, key
     status = " ".join(cli("-m", "kiln", "status", str(data)).stdout.split())
     assert "mix failed: mix:" in status and "would be dropped" in status
-    _run(data, *CLASSIFIER, "--set", "tokenize.vocab_size=2000")
+    cli(*RUN, "--data-dir", str(data), *CLASSIFIER, "--set", "tokenize.vocab_size=2000", timeout=1200)
     return data
 
 
@@ -107,8 +106,8 @@ def test_documents_below_the_threshold_stay_unknown(classified: Path, tmp_path: 
     strict = 0.99
     again = tmp_path / "data"
     shutil.copytree(classified, again)
-    cli("-m", "stages.mix", "--data-dir", str(again), "--set", "ray.num_cpus=2", *HIDDEN, *CLASSIFIER, "--force",
-        "--set", f"mix.classifier.threshold={strict}", "--set", "mix.max_unknown_fraction=1", timeout=900)
+    run_in_process("-m", "stages.mix", "--data-dir", str(again), *HIDDEN, *CLASSIFIER, "--force",
+                   "--set", f"mix.classifier.threshold={strict}", "--set", "mix.max_unknown_fraction=1")
     manifest = require_manifest(again / "mix")
     train = [row for info in manifest.shards for row in read_shard(again / "mix", info).to_pylist()]
     predicted = [r for r in train if not np.isnan(r["category_score"])]
@@ -123,8 +122,7 @@ def test_documents_below_the_threshold_stay_unknown(classified: Path, tmp_path: 
 def test_training_and_labelling_are_reproducible(classified: Path, tmp_path: Path):
     again = tmp_path / "data"
     shutil.copytree(classified, again)
-    cli("-m", "stages.mix", "--data-dir", str(again), "--set", "ray.num_cpus=2", *HIDDEN, *CLASSIFIER, "--force",
-        timeout=900)
+    run_in_process("-m", "stages.mix", "--data-dir", str(again), *HIDDEN, *CLASSIFIER, "--force")
     assert_same_output(again / "mix", classified / "mix")
 
 
