@@ -249,7 +249,8 @@ def test_one_and_two_ray_workers_keep_the_same_documents(demo_dedup: Path, tmp_p
 
 
 @pytest.mark.slow
-def test_sigkill_during_the_signature_step_then_resume_is_byte_identical(demo_dedup: Path, tmp_path: Path):
+def test_sigkill_during_the_signature_step_then_resume_is_byte_identical(demo_dedup: Path, tmp_path: Path,
+                                                                         in_process):
     shutil.copytree(demo_dedup / "clean", tmp_path / "clean")
     shards = len(require_manifest(tmp_path / "clean").shards)
     args = ["-m", "stages.dedup", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1"]
@@ -260,6 +261,6 @@ def test_sigkill_during_the_signature_step_then_resume_is_byte_identical(demo_de
     # finished in the moment between, so 2 or 3 files, and nothing of the later steps
     assert saved in (2, 3), saved
     assert not list((work / "lsh").glob("done-*.json")) and not (work / "decided.json").exists()
-    resumed = cli(*args)
+    resumed = in_process(*args)
     assert f"dedup: reusing {saved} of {shards} signature files" in resumed.stderr
     assert_same_output(tmp_path / "dedup", demo_dedup / "dedup")

@@ -195,12 +195,12 @@ SPILL_WEIGHTS = {"academic": 1.0, "tech_docs": 1.0, "encyclopedia": 1.0, "news":
 
 
 @pytest.mark.slow
-def test_a_category_at_the_epoch_cap_spills_its_budget_into_the_others(demo_mix: Path, tmp_path: Path):
+def test_a_category_at_the_epoch_cap_spills_its_budget_into_the_others(demo_mix: Path, tmp_path: Path, in_process):
     """news asks for 6/11 of the tokens but holds only ~18 % of them: at 2 epochs every news source is capped,
     and what news cannot take goes to the five other categories by their weights (1:1:1:1:1)."""
     shutil.copytree(demo_mix / "dedup", tmp_path / "dedup")
-    cli("-m", "stages.mix", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1", "--set", "mix.max_epochs=2",
-        "--set", f"mix.category_weights={json.dumps(SPILL_WEIGHTS)}")
+    in_process("-m", "stages.mix", "--data-dir", str(tmp_path), "--set", "mix.max_epochs=2",
+               "--set", f"mix.category_weights={json.dumps(SPILL_WEIGHTS)}")
     mcfg = load_config().mix
     available: dict[str, float] = {}
     for row in _rows(tmp_path / "dedup", require_manifest(tmp_path / "dedup").shards):

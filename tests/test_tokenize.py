@@ -38,7 +38,7 @@ from stages.tokenize.encoders import (
 from stages.tokenize.pack import pack_split, shuffled_order
 from stages.tokenize.sample import sample_texts
 from stages.tokenize.stage import EMPTY, prepare
-from tests.conftest import REPO, child_env, cli, make_config
+from tests.conftest import REPO, child_env, cli, make_config, run_in_process
 from tests.test_resume_stages import assert_same_output, resume_stage, run_to_fault, units_done
 from tests.token_files import write_token_folder
 
@@ -321,12 +321,16 @@ def test_an_empty_split_packs_to_an_empty_stream(tmp_path: Path):
 # --- the whole stage ----------------------------------------------------------------------------------------
 
 
+TOKENIZE_SETTINGS = (f"tokenize.vocab_size={VOCAB}", "tokenize.sample_bytes=200000", "tokenize.seq_len=64")
+
+
 @pytest.fixture(scope="module")
-def tokenized(tmp_path_factory) -> tuple[Path, dict[int, str]]:
+def tokenized(tmp_path_factory, ray_local) -> tuple[Path, dict[int, str]]:
+    """The stage run in this process on a small mix; test_stage_manifest... reruns it as a command."""
     data = tmp_path_factory.mktemp("tokenize")
     texts = build_mix(data)
-    cli("-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1",
-        "--set", f"tokenize.vocab_size={VOCAB}", "--set", "tokenize.sample_bytes=200000", "--set", "tokenize.seq_len=64")
+    run_in_process("-m", "stages.tokenize", "--data-dir", str(data),
+                   *(a for s in TOKENIZE_SETTINGS for a in ("--set", s)))
     return data, texts
 
 
@@ -362,9 +366,8 @@ def test_stage_manifest_lists_the_packed_files_with_their_checksums(tokenized):
         assert how in TokenDataset(stage / "train.bin").verify(mode)
     excluded = read_shard(stage, manifest.excluded[EMPTY][0]).to_pylist()
     assert excluded[0]["doc_id"] == 5 and excluded[0]["text"] == ""
-    rerun = cli("-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1",
-                "--set", f"tokenize.vocab_size={VOCAB}", "--set", "tokenize.sample_bytes=200000",
-                "--set", "tokenize.seq_len=64")
+    rerun = cli("-m", "stages.tokenize", "--data-dir", str(data),
+                *(a for s in TOKENIZE_SETTINGS for a in ("--set", s)))
     assert "already done" in rerun.stderr
 
 
@@ -452,10 +455,10 @@ def test_a_split_over_the_stream_limit_is_packed_as_streams_read_as_one(tokenize
 
 
 @pytest.mark.slow
-def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_accept_them(tmp_path: Path):
+def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_accept_them(tmp_path: Path, in_process):
     build_mix(tmp_path)
-    cli("-m", "stages.tokenize", "--data-dir", str(tmp_path), "--set", "ray.num_cpus=1",
-        *(a for s in (*TOKENIZE_SETTINGS, "tokenize.stream_max_documents=60") for a in ("--set", s)))
+    in_process("-m", "stages.tokenize", "--data-dir", str(tmp_path),
+               *(a for s in (*TOKENIZE_SETTINGS, "tokenize.stream_max_documents=60") for a in ("--set", s)))
     stage = tmp_path / "tokenize"
     manifest = require_manifest(stage)
     assert [i.path for i in manifest.outputs["train"]] == ["train-00000.bin", "train-00000.idx",
@@ -470,8 +473,6 @@ def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_acc
     assert "train.bin" in doctor.stdout and "FAIL" not in next(line for line in doctor.stdout.splitlines()
                                                                if "train.bin" in line), doctor.stdout
 
-
-TOKENIZE_SETTINGS = (f"tokenize.vocab_size={VOCAB}", "tokenize.sample_bytes=200000", "tokenize.seq_len=64")
 
 
 def _killed_tokenize(data: Path, fault: str) -> Path:
