@@ -23,7 +23,7 @@ from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
-from tests.conftest import REPO, built_once, child_env, cli
+from tests.conftest import REPO, built_once, child_env, cli, run_in_process
 
 CACHE = REPO / ".cache" / "devset"
 pytestmark = pytest.mark.slow
@@ -49,12 +49,12 @@ def devset(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def devrun(devset, tmp_path_factory) -> Path:
+def devrun(devset, tmp_path_factory, ray_local) -> Path:
+    """Ingest, clean and dedup of the set, in this process on the session's Ray."""
     data = tmp_path_factory.mktemp("devrun")
-    settings = ("--data-dir", str(data), "--set", "ray.num_cpus=2")
-    cli("-m", "stages.ingest", *settings, "--input", str(devset / "docs.jsonl"), timeout=600)
-    cli("-m", "stages.clean", *settings, timeout=900)
-    cli("-m", "stages.dedup", *settings, timeout=900)
+    run_in_process("-m", "stages.ingest", "--data-dir", str(data), "--input", str(devset / "docs.jsonl"))
+    run_in_process("-m", "stages.clean", "--data-dir", str(data))
+    run_in_process("-m", "stages.dedup", "--data-dir", str(data))
     return data
 
 
