@@ -82,8 +82,18 @@ def run_in_process(*args: str, check: bool = True) -> subprocess.CompletedProces
     assert args[0] == "-m", args
     main = importlib.import_module("kiln.cli" if args[1] == "kiln" else f"{args[1]}.__main__").main
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        returncode = main(list(args[2:]))
+    kiln_log = logging.getLogger("kiln")  # the command sets up its handlers; put back the ones it replaced
+    handlers, propagate = list(kiln_log.handlers), kiln_log.propagate
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            returncode = main(list(args[2:]))
+    finally:
+        for handler in set(kiln_log.handlers) - set(handlers):
+            kiln_log.removeHandler(handler)
+            handler.close()
+        for handler in handlers:
+            kiln_log.addHandler(handler)
+        kiln_log.propagate = propagate
     if check and returncode != 0:
         raise AssertionError(f"{args} exited {returncode}:\n{out.getvalue()}\n{err.getvalue()}")
     return subprocess.CompletedProcess(list(args), returncode, out.getvalue(), err.getvalue())

@@ -50,10 +50,10 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_warning(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_a_demo_run_with_another_size_is_refused_before_it_replaces_the_corpus(tmp_path: Path):
+def test_a_demo_run_with_another_size_is_refused_before_it_replaces_the_corpus(tmp_path: Path, in_process):
     data = tmp_path / "data"
-    cli("-m", "kiln", "run", "--demo", "--demo-docs", "300", "--data-dir", str(data), "--set", "ray.num_cpus=1",
-        "--set", "tokenize.seq_len=256", timeout=600)  # 300 records: a validation split of a few hundred tokens
+    in_process("-m", "kiln", "run", "--demo", "--demo-docs", "300", "--data-dir", str(data),
+               "--set", "tokenize.seq_len=256")  # 300 records: a validation split of a few hundred tokens
     truth = (data / "demo" / "truth.jsonl").read_bytes()
     refused = cli("-m", "kiln", "run", "--demo", "--demo-docs", "400", "--data-dir", str(data), check=False)
     assert refused.returncode == 2 and "holds a run of the demo corpus with 300 records" in refused.stderr

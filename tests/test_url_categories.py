@@ -13,7 +13,6 @@ from common.manifest import require_manifest
 from common.shards import iter_batches
 from stages.ingest.records import category_for
 from stages.ingest.url_rules import UrlCategories
-from tests.conftest import cli
 
 DEFAULTS = UrlCategories.from_config(load_config().ingest)
 
@@ -79,7 +78,7 @@ def test_source_mapping_then_record_field_then_url():
 
 
 @pytest.mark.slow
-def test_ingest_gives_uncategorized_records_their_url_category(tmp_path: Path):
+def test_ingest_gives_uncategorized_records_their_url_category(tmp_path: Path, in_process):
     records = [{"id": "a", "text": "The Yangtze is the longest river in Asia.", "url": "https://en.wikipedia.org/wiki/Y"},
                {"id": "b", "text": "长江是中国最长的河流。", "url": "https://news.cn/2024/a.html"},
                {"id": "c", "text": "A page nobody has mapped.", "url": "https://example.org/x"},
@@ -87,7 +86,7 @@ def test_ingest_gives_uncategorized_records_their_url_category(tmp_path: Path):
                 "category": "literature"}]
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    cli("-m", "stages.ingest", "--data-dir", str(tmp_path / "data"), "--input", str(raw), "--set", "ray.num_cpus=1")
+    in_process("-m", "stages.ingest", "--data-dir", str(tmp_path / "data"), "--input", str(raw))
     stage = tmp_path / "data" / "ingest"
     got = {}
     for info in require_manifest(stage).shards:
