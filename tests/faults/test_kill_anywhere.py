@@ -1,6 +1,6 @@
 """Kill anywhere: every data stage SIGKILLed (with every process of its run) at seeded moments of its run,
-then rerun: the output is byte-identical to the uninterrupted run, the accounting balances, and nothing
-partial was ever visible as output.
+then rerun (the same command line in this process, on the session's Ray): the output is byte-identical to the
+uninterrupted run, the accounting balances, and nothing partial was ever visible as output.
 
 The moments are drawn uniformly over the stage's own uninterrupted wall time (Ray's start, planning, the
 work units, dedup's distributed steps, BPE training, packing and the manifest all fall in it) from a seed:
@@ -95,16 +95,15 @@ def _draws() -> list[tuple[str, float]]:
 
 
 @pytest.mark.parametrize(("stage", "share"), _draws(), ids=[f"{s}-at-{share:.0%}" for s, share in _draws()])
-def test_a_stage_killed_at_a_seeded_moment_reruns_byte_identical(reference, tmp_path: Path, stage: str, share: float):
+def test_a_stage_killed_at_a_seeded_moment_reruns_byte_identical(reference, tmp_path: Path, stage: str, share: float,
+                                                                  in_process):
     data, files, seconds = reference
     stage_dir = data / stage
     shutil.rmtree(stage_dir)
     killed = _run_and_kill(stage, data, share * seconds[stage], tmp_path / "killed.log")
     assert killed, f"{stage} finished within {share * seconds[stage]:.1f} s: the kill came too late"
     _assert_nothing_partial_is_visible(stage_dir)
-    rerun = subprocess.run(_stage_command(stage, data), cwd=REPO, env=child_env(), capture_output=True, text=True,
-                           timeout=900)
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    in_process(*_stage_command(stage, data)[1:])  # the same command line, on this process's Ray
     got = output_files(stage_dir)
     assert sorted(got) == sorted(files[stage])
     assert [name for name in got if got[name] != files[stage][name]] == []
