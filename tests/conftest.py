@@ -41,6 +41,15 @@ def ray_local():
     ray.shutdown()
 
 
+@pytest.fixture
+def no_ray_in_this_process() -> None:
+    """Stop this process's Ray, if one runs, before a test starts `ray start` nodes: another Ray starting
+    beside them has kept a worker node from joining. A later in-process stage starts it again."""
+    import ray
+
+    ray.shutdown()
+
+
 def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
     """The folder ``name`` made by ``build(folder)`` once per test run, however many pytest-xdist workers ask
     for it: the first builds under a lock while the others wait, then all read the same folder. Read-only

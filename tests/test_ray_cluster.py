@@ -11,6 +11,8 @@ import pytest
 from kiln.ray_nodes import RayNodes
 from tests.conftest import child_env, cli
 
+pytestmark = pytest.mark.usefixtures("no_ray_in_this_process")
+
 DEMO_DOCS = "1500"
 
 

@@ -10,6 +10,8 @@ import pytest
 from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 from tests.conftest import child_env, cli
 
+pytestmark = pytest.mark.usefixtures("no_ray_in_this_process")
+
 
 @pytest.mark.slow
 def test_a_stage_runs_on_a_private_ray_while_a_ray_start_cluster_runs(tmp_path: Path):

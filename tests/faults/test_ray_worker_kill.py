@@ -15,7 +15,7 @@ import pytest
 
 from common.manifest import require_manifest
 from kiln.ray_nodes import RayNodes
-from tests.conftest import REPO, child_env
+from tests.conftest import REPO, child_env, cli
 from tests.test_resume_stages import output_files
 
 pytestmark = pytest.mark.slow
@@ -61,14 +61,15 @@ def _clean_with_a_kill(run_dir: Path, env: dict[str, str], log: Path,
     return subprocess.CompletedProcess(process.args, code, "", log.read_text()), killed
 
 
-def test_a_worker_killed_mid_stage_is_retried_and_the_output_is_byte_identical(tmp_path: Path, in_process):
+def test_a_worker_killed_mid_stage_is_retried_and_the_output_is_byte_identical(tmp_path: Path,
+                                                                                no_ray_in_this_process):
     """Without retries the stage stops with a message and keeps its finished units; with them (the default)
-    the rerun finishes despite another kill. The local-mode reference runs in this process."""
+    the rerun finishes despite another kill."""
     run_dir = tmp_path / "run"  # both runs use the same root: manifests record their input paths
-    in_process("-m", "kiln", "demo", str(run_dir / "demo"), "--docs", DEMO_DOCS)
-    in_process("-m", "stages.ingest", "--input", str(run_dir / "demo" / "corpus"), "--data-dir", str(run_dir),
-               "--set", "ingest.shard_max_bytes=65536")  # small shards: many clean units to kill one of
-    in_process("-m", "stages.clean", "--data-dir", str(run_dir))
+    cli("-m", "kiln", "demo", str(run_dir / "demo"), "--docs", DEMO_DOCS)
+    cli("-m", "stages.ingest", "--input", str(run_dir / "demo" / "corpus"), "--data-dir", str(run_dir),
+        "--set", "ingest.shard_max_bytes=65536", timeout=600)  # small shards: many clean units to kill one of
+    cli("-m", "stages.clean", "--data-dir", str(run_dir), timeout=600)
     local = {stage: output_files(run_dir / stage) for stage in STAGES}
     clean_dir = run_dir / "clean"
     subprocess.run(["rm", "-rf", str(clean_dir)], check=True)
