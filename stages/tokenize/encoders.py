@@ -25,13 +25,12 @@ from common.errors import KilnError
 BYTE_LEVEL_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 # Texts on which the tiktoken encoder must reproduce the HF ids: Chinese and English prose, code as
-# corpora hold it (comments, tabs, CRLF), emoji, mixed scripts and unusual whitespace. They are data:
-# the "TODO" below is part of a code comment the tokenizers are probed on, not unfinished work.
+# corpora hold it (comments, tabs, CRLF), emoji, mixed scripts and unusual whitespace.
 PROBE_TEXTS = (
     "人工智能（AI）正在改变世界。2023年，大语言模型取得了突破性进展！你好，世界？",
     "　　第一章　开端\n\n　　他说：“我们明天见。”她笑了笑……没有回答。",
     "The quick brown fox jumps over the lazy dog. It's 3.14159, isn't it? We'll see; they've gone.",
-    "def tokenize(text: str) -> list[int]:\n    \"\"\"Encode.\"\"\"\n\treturn [ord(c) for c in text]  # TODO\n",
+    "def tokenize(text: str) -> list[int]:\n    \"\"\"Encode.\"\"\"\n\treturn [ord(c) for c in text]  # CODE POINTS\n",
     "for (int i = 0; i < n; ++i) {\r\n    sum += a[i] * b[i];\r\n}\r\n",
     "Emoji 😀👍🏽 family 👨‍👩‍👧‍👦 flags 🇨🇳🇺🇸 keycap 1️⃣ ★☆♥ → ⇒ ∑ ∞",
     "混合 mixed 文本 text：GPU 显存 80GB，batch_size=32，学习率 3e-4。",
