@@ -30,7 +30,7 @@ UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps -r requirements/bootstr
 # make test runs each suite on TEST_WORKERS pytest-xdist workers (the tests wait on Ray and child processes
 # for much of their time, so two workers finish sooner than one on two cores).
 # The modules that start `ray start` nodes run after the others, in one process: their nodes take the machine's
-# current-cluster file and must not contend for ports with another test's Ray.
+# current-cluster file, and two clusters starting at once on one machine have left a worker node unjoined.
 # Where PYTEST_ARGS leaves a part with no test to run (pytest's exit code 5), that part passes.
 TEST_WORKERS ?= 2
 RAY_NODE_MODULES := tests/test_ray_cluster.py tests/test_ray_autoscale.py tests/test_ray_local.py

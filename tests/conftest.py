@@ -43,8 +43,8 @@ def ray_local():
 
 @pytest.fixture
 def no_ray_in_this_process() -> None:
-    """Stop this process's Ray, if one runs, before a test starts `ray start` nodes: another Ray starting
-    beside them has kept a worker node from joining. A later in-process stage starts it again."""
+    """Stop this process's Ray, if one runs, before a test starts `ray start` nodes, so that no other Ray of
+    this process runs beside them. A later in-process stage starts it again."""
     import ray
 
     ray.shutdown()

@@ -324,13 +324,17 @@ def test_an_empty_split_packs_to_an_empty_stream(tmp_path: Path):
 TOKENIZE_SETTINGS = (f"tokenize.vocab_size={VOCAB}", "tokenize.sample_bytes=200000", "tokenize.seq_len=64")
 
 
+def _set(*settings: str) -> list[str]:
+    """``--set`` options for the stage's command line: TOKENIZE_SETTINGS, then ``settings``."""
+    return [arg for setting in (*TOKENIZE_SETTINGS, *settings) for arg in ("--set", setting)]
+
+
 @pytest.fixture(scope="module")
 def tokenized(tmp_path_factory, ray_local) -> tuple[Path, dict[int, str]]:
-    """The stage run in this process on a small mix; test_stage_manifest... reruns it as a command."""
+    """The stage run in this process on a small mix (the manifest test reruns it as a command)."""
     data = tmp_path_factory.mktemp("tokenize")
     texts = build_mix(data)
-    run_in_process("-m", "stages.tokenize", "--data-dir", str(data),
-                   *(a for s in TOKENIZE_SETTINGS for a in ("--set", s)))
+    run_in_process("-m", "stages.tokenize", "--data-dir", str(data), *_set())
     return data, texts
 
 
@@ -367,7 +371,7 @@ def test_stage_manifest_lists_the_packed_files_with_their_checksums(tokenized):
     excluded = read_shard(stage, manifest.excluded[EMPTY][0]).to_pylist()
     assert excluded[0]["doc_id"] == 5 and excluded[0]["text"] == ""
     rerun = cli("-m", "stages.tokenize", "--data-dir", str(data),
-                *(a for s in TOKENIZE_SETTINGS for a in ("--set", s)))
+                *_set())
     assert "already done" in rerun.stderr
 
 
@@ -458,7 +462,7 @@ def test_a_split_over_the_stream_limit_is_packed_as_streams_read_as_one(tokenize
 def test_the_stage_writes_streams_over_the_limit_and_the_manifest_and_doctor_accept_them(tmp_path: Path, in_process):
     build_mix(tmp_path)
     in_process("-m", "stages.tokenize", "--data-dir", str(tmp_path),
-               *(a for s in (*TOKENIZE_SETTINGS, "tokenize.stream_max_documents=60") for a in ("--set", s)))
+               *_set("tokenize.stream_max_documents=60"))
     stage = tmp_path / "tokenize"
     manifest = require_manifest(stage)
     assert [i.path for i in manifest.outputs["train"]] == ["train-00000.bin", "train-00000.idx",
@@ -479,7 +483,7 @@ def _killed_tokenize(data: Path, fault: str) -> Path:
     """The finished build_mix under ``data`` tokenized with the settings of ``tokenized``, killed at ``fault``."""
     build_mix(data)
     args = ["-m", "stages.tokenize", "--data-dir", str(data), "--set", "ray.num_cpus=1"]
-    run_to_fault([*args, *(a for s in TOKENIZE_SETTINGS for a in ("--set", s))], fault, data / "killed.log")
+    run_to_fault([*args, *_set()], fault, data / "killed.log")
     stage = data / "tokenize"
     assert not (stage / "_manifest.json").exists() and not (stage / "meta.json").exists()
     return stage
