@@ -370,8 +370,7 @@ def test_stage_manifest_lists_the_packed_files_with_their_checksums(tokenized):
         assert how in TokenDataset(stage / "train.bin").verify(mode)
     excluded = read_shard(stage, manifest.excluded[EMPTY][0]).to_pylist()
     assert excluded[0]["doc_id"] == 5 and excluded[0]["text"] == ""
-    rerun = cli("-m", "stages.tokenize", "--data-dir", str(data),
-                *_set())
+    rerun = cli("-m", "stages.tokenize", "--data-dir", str(data), *_set())
     assert "already done" in rerun.stderr
 
 
