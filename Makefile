@@ -31,6 +31,8 @@ UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps -r requirements/bootstr
 # for much of their time, so two workers finish sooner than one on two cores).
 # The modules that start `ray start` nodes run after the others, in one process: their nodes take the machine's
 # current-cluster file, and two clusters starting at once on one machine have left a worker node unjoined.
+# They wait on starting nodes for much of their time, so the trainer suite runs beside them (make -j2, each
+# part's output printed whole when it ends); beside the data suite it would only share the same busy cores.
 # Where PYTEST_ARGS leaves a part with no test to run (pytest's exit code 5), that part passes.
 TEST_WORKERS ?= 2
 RAY_NODE_MODULES := tests/test_ray_cluster.py tests/test_ray_autoscale.py tests/test_ray_local.py
@@ -66,13 +68,13 @@ KUSTOMIZE   := $(KUBECTL) kustomize --load-restrictor LoadRestrictionsNone
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
-.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo
+.PHONY: help data test test-profile test-ray-nodes lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
 	@echo "             NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
 
@@ -92,13 +94,15 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
 	$(DATA_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ray-nodes test-train
 
 test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest tests and fixture set-ups
 	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(RAY_NODE_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ray-nodes test-train \
+		PYTEST_ARGS="--durations=50 $(PYTEST_ARGS)"
+
+test-ray-nodes: $(STAMP) ## run only the tests that start Ray clusters of `ray start` nodes on this machine
+	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
 lint: $(STAMP) ## ruff over the code
 	$(VENV)/bin/ruff check .

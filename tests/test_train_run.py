@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,54 +130,57 @@ def test_a_run_writes_checkpoints_metrics_and_a_summary(uninterrupted: Path) -> 
     assert run_info["seq_len"] == SEQ_LEN and run_info["global_batch"] == 4 and run_info["parameters"] > 0
 
 
-def test_resume_after_sigkill_is_bit_exact(data: Path, uninterrupted: Path, tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    command = train_command(data, run_dir, write_config(tmp_path, 40))
-    status, _ = kill_after(command, run_dir, 9, signal.SIGKILL)
-    assert status == -signal.SIGKILL
-    interrupted_at = state(run_dir)["step"]
-    assert 8 <= interrupted_at < 40
-    result = run(command)
-    assert result.returncode == 0, result.stderr
-    assert f"resuming from step {interrupted_at} of 40" in result.stdout
-    assert "not loaded" not in result.stdout + result.stderr  # MindSpore's note on the optimizer's own load
-    assert_bit_equal(weights(run_dir), weights(uninterrupted))
-    assert_bit_equal(weights(run_dir, "best"), weights(uninterrupted, "best"))
-    again = run(command)  # every step done: says so, no loss or throughput of zero steps
-    assert again.returncode == 0, again.stderr
-    assert "done: nothing to train" in again.stdout and "already at step 40 of 40" in again.stdout
-    assert "nan" not in again.stdout and "tokens/s" not in again.stdout
-    assert_bit_equal(weights(run_dir), weights(uninterrupted))
+def _corrupt(run_dir: Path, name: str) -> None:
+    model = run_dir / "checkpoints" / name / "model.safetensors"
+    blob = bytearray(model.read_bytes())
+    blob[-5] ^= 0xFF
+    model.write_bytes(bytes(blob))
 
 
-def test_sigterm_saves_latest_and_exits_143(data: Path, uninterrupted: Path, tmp_path: Path) -> None:
+def _checkpoint_files(run_dir: Path) -> dict[str, dict[str, bytes]]:
+    return {name: {p.name: p.read_bytes() for p in (run_dir / "checkpoints" / name).iterdir()}
+            for name in ("latest", "best")}
+
+
+def test_sigterm_saves_latest_and_a_damaged_checkpoint_falls_back_to_best_or_is_a_clear_error(
+        data: Path, uninterrupted: Path, tmp_path: Path) -> None:
+    """One run stopped by SIGTERM, resumed three ways: as saved, with `latest` damaged (falls back to `best`),
+    and with both damaged (refused, nothing overwritten)."""
     run_dir = tmp_path / "run"
     command = train_command(data, run_dir, write_config(tmp_path, 40))
-    status, output = kill_after(command, run_dir, 5, signal.SIGTERM)
+    status, output = kill_after(command, run_dir, 6, signal.SIGTERM)
     assert status == 143, output
     stopped_at = state(run_dir)["step"]
     assert f"saved {run_dir / 'checkpoints' / 'latest'} at step {stopped_at}" in output
     assert stopped_at == len(metric_lines(run_dir)) < 40
+    best_step = state(run_dir, "best")["step"]
+    assert best_step < stopped_at
+    copies = {}
+    for name in ("latest-damaged", "both-damaged"):
+        copies[name] = tmp_path / name / "run"
+        shutil.copytree(run_dir, copies[name], symlinks=True)
+
     result = run(command)
     assert result.returncode == 0, result.stderr
+    assert f"resuming from step {stopped_at} of 40" in result.stdout
     assert_bit_equal(weights(run_dir), weights(uninterrupted))
 
-
-def test_corrupt_latest_falls_back_to_best_with_a_warning(data: Path, uninterrupted: Path, tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    command = train_command(data, run_dir, write_config(tmp_path, 40))
-    status, _ = kill_after(command, run_dir, 10, signal.SIGTERM)
-    assert status == 143
-    latest = run_dir / "checkpoints" / "latest" / "model.safetensors"
-    blob = bytearray(latest.read_bytes())
-    blob[-5] ^= 0xFF
-    latest.write_bytes(bytes(blob))
-    best_step = state(run_dir, "best")["step"]
-    result = run(command)
+    fallback = copies["latest-damaged"]
+    _corrupt(fallback, "latest")
+    result = run(train_command(data, fallback, write_config(fallback.parent, 40)))
     assert result.returncode == 0, result.stderr
     assert "WARNING: checkpoint 'latest' is unusable" in result.stdout and "sha256 does not match" in result.stdout
     assert f"resuming from step {best_step} of 40" in result.stdout
-    assert_bit_equal(weights(run_dir), weights(uninterrupted))
+    assert_bit_equal(weights(fallback), weights(uninterrupted))
+
+    refused = copies["both-damaged"]
+    _corrupt(refused, "latest")
+    _corrupt(refused, "best")
+    before = _checkpoint_files(refused)
+    result = run(train_command(data, refused, write_config(refused.parent, 40)))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "latest" in result.stderr and "best" in result.stderr and "sha256 does not match" in result.stderr
+    assert _checkpoint_files(refused) == before
 
 
 def test_a_checkpoint_from_another_configuration_is_refused(data: Path, uninterrupted: Path, tmp_path: Path) -> None:
@@ -314,8 +318,8 @@ def test_launcher_builds_the_msrun_command_for_several_nodes(tmp_path: Path) -> 
     assert result.returncode == 2 and "--master-port must be given" in result.stderr
 
 
-# -- faults: SIGKILL at seeded steps and inside a checkpoint write ends bit-exact; both checkpoints corrupt is a
-# clear error that overwrites nothing; SIGTERM during a checkpoint write lets it finish and exits 143.
+# -- faults: SIGKILL at seeded steps and inside a checkpoint write ends bit-exact, and a rerun of the finished run
+# says so; SIGTERM during a checkpoint write lets it finish and exits 143.
 # KILN_FAULT_SEED=<n> replays another draw of kill steps.
 
 FAULT_SEED = int(os.environ.get("KILN_FAULT_SEED", "20261202"))
@@ -338,30 +342,20 @@ def test_sigkill_at_seeded_steps_and_inside_a_checkpoint_write_ends_bit_exact(da
     for at in kills:
         status, output = kill_after(command, run_dir, at, signal.SIGKILL)
         assert status == -signal.SIGKILL, output[-2000:]
+    interrupted_at = state(run_dir)["step"]
+    assert 0 < interrupted_at < FAULT_STEPS
     finished = run(command)
     assert finished.returncode == 0, finished.stderr
+    assert f"resuming from step {interrupted_at} of {FAULT_STEPS}" in finished.stdout
+    assert "not loaded" not in finished.stdout + finished.stderr  # MindSpore's note on the optimizer's own load
     assert_bit_equal(weights(run_dir), weights(uninterrupted))
     assert_bit_equal(weights(run_dir, "best"), weights(uninterrupted, "best"))
     assert not list((run_dir / "checkpoints").glob(".*.tmp-*"))
-
-
-def test_both_checkpoints_corrupt_is_a_clear_error_and_overwrites_nothing(data: Path, tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    command = train_command(data, run_dir, write_config(tmp_path, FAULT_STEPS))
-    status, _ = kill_after(command, run_dir, 12, signal.SIGTERM)
-    assert status == 143
-    files = {}
-    for name in ("latest", "best"):
-        model = run_dir / "checkpoints" / name / "model.safetensors"
-        blob = bytearray(model.read_bytes())
-        blob[-5] ^= 0xFF
-        model.write_bytes(bytes(blob))
-        files[name] = {p.name: p.read_bytes() for p in model.parent.iterdir()}
-    result = run(command)
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert "latest" in result.stderr and "best" in result.stderr and "sha256 does not match" in result.stderr
-    for name, before in files.items():
-        assert {p.name: p.read_bytes() for p in (run_dir / "checkpoints" / name).iterdir()} == before
+    again = run(command)  # every step done: says so, no loss or throughput of zero steps
+    assert again.returncode == 0, again.stderr
+    assert "done: nothing to train" in again.stdout and f"already at step {FAULT_STEPS} of {FAULT_STEPS}" in again.stdout
+    assert "nan" not in again.stdout and "tokens/s" not in again.stdout
+    assert_bit_equal(weights(run_dir), weights(uninterrupted))
 
 
 def test_sigterm_during_a_checkpoint_write_completes_it_and_exits_143(data: Path, uninterrupted: Path,
