@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from stages.train.config import load_trainer_config
 from tests.conftest import REPO
@@ -23,7 +24,20 @@ from tests.token_files import learnable_stream, write_token_folder
 VOCAB, SEQ_LEN = 512, 256
 DIGEST = re.compile(r"rank (\d+): parameters sha256 ([0-9a-f]{64})")
 RUN_TIMEOUT = 1500
-STEPS = load_trainer_config(REPO / "configs" / "train-cpu.yaml").train.steps
+# train-cpu.yaml's steps as the ConfigMap carries them, cut to a smoke run's length the way a user would: by
+# editing the ConfigMap's file (the pods read it at start). Preemption comes after 30 steps.
+STEPS = 60
+assert load_trainer_config(REPO / "configs" / "train-cpu.yaml").train.steps > STEPS
+
+
+def _render_short(overlay: str) -> list[dict]:
+    """The overlay's objects, with train-cpu.yaml in the kiln-configs ConfigMap set to STEPS steps."""
+    objects = render(overlay)
+    files = one(objects, "ConfigMap", "kiln-configs")["data"]
+    config = yaml.safe_load(files["train-cpu.yaml"])
+    config["train"]["steps"] = STEPS
+    files["train-cpu.yaml"] = yaml.safe_dump(config, sort_keys=False)
+    return objects
 
 
 def write_tokens(folder: Path, vocab: int = VOCAB, seq_len: int = SEQ_LEN) -> None:
@@ -79,7 +93,7 @@ def indexed_job(docker: str, images: dict, tmp_path_factory: pytest.TempPathFact
     command and finish. What the run left: exit codes, the step saved at preemption, logs and the volume."""
     root = tmp_path_factory.mktemp("indexed-job")
     volume = _volume(root)
-    objects = render("train-cpu")
+    objects = _render_short("train-cpu")
     job, service = one(objects, "Job", "kiln-train"), one(objects, "Service", "kiln-train")
     count = job["spec"]["completions"]
     with PodRunner(docker, root / "scratch", objects, claims={"kiln-data": volume}) as runner:
@@ -154,7 +168,7 @@ def ascendjob(docker: str, images: dict, tmp_path_factory: pytest.TempPathFactor
     """The AscendJob's Scheduler pod, then its Worker pods with the scheduler's address, on the CPU image."""
     root = tmp_path_factory.mktemp("ascendjob")
     volume = _volume(root)
-    objects = render("train-ascendjob")
+    objects = _render_short("train-ascendjob")
     job = deep(one(objects, "AscendJob", "kiln-train"))
     cpu_pod = one(render("train-cpu"), "Job", "kiln-train")["spec"]["template"]["spec"]
     for replica in job["spec"]["replicaSpecs"].values():
