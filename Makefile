@@ -60,11 +60,10 @@ LABEL_ARGS  := --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
                --build-arg SOURCE=$(shell git remote get-url origin 2>/dev/null || echo unknown)
 BUILD       := DOCKER_BUILDKIT=1 $(DOCKER) build $(BUILD_FLAGS) $(LABEL_ARGS)
 
-# Kubernetes (k8s/): the base's ConfigMap comes from configs/, outside the overlays, hence the load restrictor.
+# Kubernetes (k8s/): every overlay renders as `kubectl apply -k` reads it.
 KUBECTL     ?= kubectl
 K8S_OVERLAY ?= data
 K8S_TRAIN   ?= train-ascend-2x16
-KUSTOMIZE   := $(KUBECTL) kustomize --load-restrictor LoadRestrictionsNone
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
@@ -182,10 +181,10 @@ test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Doc
 	$(PY) -m pytest tests/containers $(K8S_POD_TESTS) $(PYTEST_ARGS)
 
 k8s-render: ## print the objects of k8s/overlays/K8S_OVERLAY (default data) as kubectl apply gets them
-	@$(KUSTOMIZE) k8s/overlays/$(K8S_OVERLAY)
+	@$(KUBECTL) kustomize k8s/overlays/$(K8S_OVERLAY)
 
 k8s-data: ## run the data pipeline on the current kubectl context (KubeRay): one RayJob per stage, in order
 	KUBECTL=$(KUBECTL) k8s/run-data.sh
 
 k8s-train: ## apply the training overlay K8S_TRAIN (train-ascend-2x16, train-ascend-1x8, train-cpu, train-volcano, train-ascendjob)
-	$(KUSTOMIZE) k8s/overlays/$(K8S_TRAIN) | $(KUBECTL) apply -f -
+	$(KUBECTL) apply -k k8s/overlays/$(K8S_TRAIN)

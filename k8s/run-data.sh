@@ -57,8 +57,7 @@ fi
 
 rendered=$(mktemp)
 trap 'rm -f "$rendered"' EXIT
-# configs/ lies outside the overlay, so kustomize must be allowed to read it (k8s/base).
-"$kubectl" kustomize --load-restrictor LoadRestrictionsNone "$overlay" >"$rendered"
+"$kubectl" kustomize "$overlay" >"$rendered"
 
 # Objects are picked by their app.kubernetes.io/component label: shared, or the stage's name.
 apply() {

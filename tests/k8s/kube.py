@@ -31,7 +31,7 @@ def kubectl() -> str:
 
 @functools.cache
 def _render_text(path: str) -> str:
-    result = subprocess.run([kubectl(), "kustomize", "--load-restrictor", "LoadRestrictionsNone", path],
+    result = subprocess.run([kubectl(), "kustomize", path],
                             cwd=REPO, capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
         raise AssertionError(f"kubectl kustomize {path} failed:\n{result.stderr}")

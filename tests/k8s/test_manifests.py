@@ -31,6 +31,7 @@ from tests.k8s.kube import (
     env_value,
     find,
     is_ascend,
+    kubectl,
     mounted_volumes,
     npus,
     one,
@@ -79,6 +80,18 @@ def test_the_overlays_are_the_ones_the_readme_names():
                              "train-ascendjob"}
 
 
+KUSTOMIZATIONS = sorted(p.parent.relative_to(REPO).as_posix() for p in REPO.glob("**/kustomization.yaml")
+                        if not {".venv", ".venv-train", ".git", "node_modules"} & set(p.relative_to(REPO).parts))
+
+
+@pytest.mark.parametrize("folder", KUSTOMIZATIONS)
+def test_every_kustomization_renders_as_kubectl_apply_k_reads_it(folder: str):
+    """No flag: kustomize's default load restrictor, as `kubectl apply -k`, Argo CD and Flux use it."""
+    result = subprocess.run([kubectl(), "kustomize", folder], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
 def test_every_object_is_in_the_kiln_namespace_and_labelled(overlay):
     _, objects = overlay
     for obj in objects:
@@ -89,10 +102,14 @@ def test_every_object_is_in_the_kiln_namespace_and_labelled(overlay):
             assert obj["metadata"].get("namespace") == "kiln", obj["metadata"]["name"]
 
 
-def test_core_objects_are_valid_for_current_kubernetes_in_strict_mode(overlay):
+OLDEST_KUBERNETES = "1.31.0"  # the README's "Kubernetes 1.31 or later"
+
+
+@pytest.mark.parametrize("version", ["oldest", "latest"])
+def test_core_objects_are_valid_for_the_oldest_and_the_latest_kubernetes_in_strict_mode(overlay, version: str):
     kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="pip install kubernetes-validate "
                                               "(requirements/dev.lock)")
-    version = kubernetes_validate.latest_version()
+    version = OLDEST_KUBERNETES if version == "oldest" else kubernetes_validate.latest_version()
     _, objects = overlay
     core = [o for o in objects if _is_core(o)]
     assert core
@@ -135,7 +152,8 @@ def test_the_crd_schemas_are_strict_enough_to_catch_a_misspelt_field(data):
 def test_the_configmap_holds_every_config_file_byte_for_byte(overlay):
     _, objects = overlay
     configmap = one(objects, "ConfigMap", "kiln-configs")
-    files = {p.name: p.read_text(encoding="utf-8") for p in sorted((REPO / "configs").glob("*.yaml"))}
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted((REPO / "configs").glob("*.yaml"))
+             if p.name != "kustomization.yaml"}  # the generator itself
     assert configmap["data"] == files
 
 
@@ -471,7 +489,7 @@ def test_the_indexed_job_finds_node_zero_through_its_headless_service():
         port = next(a for a in args if a.startswith("--master-port=")).split("=")[1]
         assert int(port) == service["spec"]["ports"][0]["port"]
         rules = job["spec"]["podFailurePolicy"]["rules"]
-        assert {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]} in rules
+        assert {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]} in rules
 
 
 def test_the_volcano_job_is_gang_scheduled_with_the_env_and_svc_plugins():
