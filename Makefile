@@ -48,13 +48,17 @@ DOCKER      ?= docker
 COMPOSE     ?= docker-compose
 BASE_IMAGE  ?= python:3.11-slim-bookworm
 IMAGE_PREFIX ?= kiln
-REVISION    := $(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
+# Seven hex digits, as CI's tags (.github/workflows/images.yml): one commit, one tag, here and in the registry.
+REVISION    := $(shell git rev-parse --short=7 HEAD 2>/dev/null || echo dev)
 VERSION     := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 # pip inside a build sees the host's CA bundle as a build secret (never a layer).
 CA_BUNDLE   ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
 comma       := ,
 BUILD_FLAGS ?= --network host $(if $(CA_BUNDLE),--secret id=pipca$(comma)src=$(CA_BUNDLE))
 STAGE_IMAGES := ingest clean dedup mix tokenize
+# Every image the manifests pull, each IMAGE_PREFIX/<name> (kiln/<name> in k8s/).
+DEPLOY_IMAGES := $(STAGE_IMAGES) train-cpu train-ascend
+TAG         ?= $(REVISION)
 COMPOSE_CHAIN := init demo ingest clean dedup mix tokenize train-cpu
 LABEL_ARGS  := --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
                --build-arg SOURCE=$(shell git remote get-url origin 2>/dev/null || echo unknown)
@@ -69,7 +73,7 @@ K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 .DEFAULT_GOAL := help
 .PHONY: help data test test-profile test-ray-nodes lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train test-faults train-lock
-.PHONY: k8s-render k8s-data k8s-train
+.PHONY: k8s-render k8s-images k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
 help: ## list the targets
@@ -182,6 +186,10 @@ test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Doc
 
 k8s-render: ## print the objects of k8s/overlays/K8S_OVERLAY (default data) as kubectl apply gets them
 	@$(KUBECTL) kustomize k8s/overlays/$(K8S_OVERLAY)
+
+k8s-images: ## print the kustomize images: block that points an overlay at IMAGE_PREFIX/<name>:TAG (CI pushes ghcr.io/<owner>/kiln/<name>:<commit>)
+	@echo "images:"
+	@for name in $(DEPLOY_IMAGES); do echo "  - {name: kiln/$$name, newName: $(IMAGE_PREFIX)/$$name, newTag: \"$(TAG)\"}"; done
 
 k8s-data: ## run the data pipeline on the current kubectl context (KubeRay): one RayJob per stage, in order
 	KUBECTL=$(KUBECTL) k8s/run-data.sh

@@ -1,8 +1,11 @@
-# Every image of Kiln in one bake file: the shared data base, one target per stage on it,
-# and the CPU trainer. `docker buildx bake -f .github/docker-bake.hcl` builds them all;
-# .github/workflows/images.yml builds one target per matrix job with the GHA cache.
+# Every image of Kiln in one bake file: the shared data base, one target per stage on it, the
+# CPU trainer and the Ascend trainer. `docker buildx bake -f .github/docker-bake.hcl` builds the
+# default group; .github/workflows/images.yml builds one target per matrix job with the GHA cache.
+# Every image is IMAGE_PREFIX/<target>:TAG, the names `make images` gives and the manifests pull
+# (kiln/<target>; `make k8s-images` points an overlay at another prefix and tag).
 
 variable "BASE_IMAGE" { default = "python:3.11-slim-bookworm" }
+variable "CANN_IMAGE" { default = "ascendai/cann:9.0.1-910b-ubuntu22.04-py3.11" }
 variable "IMAGE_PREFIX" { default = "kiln" }
 variable "TAG" { default = "latest" }
 variable "REVISION" { default = "unknown" }
@@ -43,4 +46,12 @@ target "train-cpu" {
   inherits   = ["_common"]
   dockerfile = "stages/train/Dockerfile"
   tags       = ["${IMAGE_PREFIX}/train-cpu:${TAG}"]
+}
+
+# Built per platform on a native runner (the MindSpore wheel differs per architecture).
+target "train-ascend" {
+  inherits   = ["_common"]
+  dockerfile = "Dockerfile.ascend"
+  args       = { CANN_IMAGE = CANN_IMAGE }
+  tags       = ["${IMAGE_PREFIX}/train-ascend:${TAG}"]
 }

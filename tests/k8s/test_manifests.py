@@ -265,6 +265,65 @@ def test_pods_get_no_api_token_except_the_autoscaling_head(overlay):
             assert pod["serviceAccountName"] == "kiln" and pod["automountServiceAccountToken"] is False, role
 
 
+# -- image names: one name from CI to the pod --------------------------------------------------------------------------
+
+def _images(objects: list[dict]) -> set[str]:
+    return {c["image"] for _, _, pod in all_pod_templates(objects) for c in containers(pod["spec"])}
+
+
+def _bake_targets() -> set[str]:
+    """The targets of .github/docker-bake.hcl that make an image of their own (the matrix's stages included)."""
+    text = (REPO / ".github" / "docker-bake.hcl").read_text()
+    names = set(re.findall(r'^target "([a-z-]+)"', text, re.M)) - {"_common", "stage"}
+    matrix = re.search(r"matrix\s*=\s*\{\s*stage\s*=\s*\[([^\]]*)\]", text)
+    return names | set(re.findall(r'"([a-z-]+)"', matrix.group(1)))
+
+
+def test_ci_builds_every_image_the_manifests_and_compose_pull():
+    pulled = set().union(*(_images(render(name)) for name in OVERLAYS))
+    compose = {s["image"] for s in yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"].values()}
+    compose = {i.replace("${KILN_IMAGE_PREFIX:-kiln}", "kiln").replace("${KILN_TAG:-latest}", "latest") for i in compose}
+    names = {image.removeprefix("kiln/").removesuffix(":latest") for image in pulled | compose}
+    assert all(image.startswith("kiln/") and image.endswith(":latest") for image in pulled | compose)
+    assert names <= _bake_targets()
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "images.yml").read_text())
+    built = set(workflow["jobs"]["stages"]["strategy"]["matrix"]["target"])
+    built |= {step["with"]["targets"] for step in workflow["jobs"]["ascend"]["steps"] if "bake-action" in step.get("uses", "")}
+    assert names <= built, names - built
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            for key in ("images", "image-ref", "IMAGE"):
+                value = {**step.get("with", {}), **step.get("env", {})}.get(key)
+                if value:
+                    assert value.startswith("${{ steps.prefix.outputs.value }}/"), value
+
+
+def test_images_are_pushed_only_after_every_test_job_passed():
+    test = yaml.safe_load((REPO / ".github" / "workflows" / "test.yml").read_text())
+    jobs = test["jobs"]
+    assert jobs["images"]["uses"] == "./.github/workflows/images.yml"
+    assert set(jobs["images"]["needs"]) == set(jobs) - {"images"}
+    assert jobs["images"]["with"]["push"] == "${{ github.event_name == 'push' }}"
+    images = yaml.safe_load((REPO / ".github" / "workflows" / "images.yml").read_text())
+    assert set(images[True]) == {"workflow_call"}  # YAML reads the key `on` as True: nothing else triggers it
+    for job in images["jobs"].values():
+        for step in job["steps"]:
+            if step.get("with", {}).get("push") is True or "login-action" in step.get("uses", ""):
+                assert step.get("if") == "inputs.push" or job.get("if") == "inputs.push", step
+
+
+def test_make_k8s_images_points_every_pod_of_every_overlay_at_the_prefix_and_tag(tmp_path: Path):
+    printed = subprocess.run(["make", "-s", "k8s-images", "IMAGE_PREFIX=ghcr.io/acme/kiln", "TAG=0abc123"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout
+    for name in OVERLAYS:
+        overlay = tmp_path / name
+        overlay.mkdir()
+        (overlay / "kustomization.yaml").write_text(
+            yaml.safe_dump({"resources": [os.path.relpath(K8S / "overlays" / name, overlay)]}) + printed)
+        for image in _images(render(overlay)):
+            assert re.fullmatch(r"ghcr\.io/acme/kiln/[a-z-]+:0abc123", image), (name, image)
+
+
 # -- the data pipeline -----------------------------------------------------------------------------------------------
 
 def test_one_rayjob_per_stage_each_on_its_stage_image(data):
@@ -272,7 +331,7 @@ def test_one_rayjob_per_stage_each_on_its_stage_image(data):
     assert sorted(jobs) == sorted(STAGE_ORDER)
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
     for stage, job in jobs.items():
-        image = compose[stage]["image"].replace("${KILN_REGISTRY:-kiln}", "kiln").replace("${KILN_TAG:-latest}", "latest")
+        image = compose[stage]["image"].replace("${KILN_IMAGE_PREFIX:-kiln}", "kiln").replace("${KILN_TAG:-latest}", "latest")
         for role, template in pod_templates(job):
             assert template["spec"]["containers"][0]["image"] == image, (stage, role)
         assert job["metadata"]["name"] == f"kiln-{stage}"
