@@ -102,14 +102,14 @@ def test_every_object_is_in_the_kiln_namespace_and_labelled(overlay):
             assert obj["metadata"].get("namespace") == "kiln", obj["metadata"]["name"]
 
 
-OLDEST_KUBERNETES = "1.31.0"  # the README's "Kubernetes 1.31 or later"
+KUBERNETES_VERSIONS = ("1.29.0", "1.30.0", "1.31.0", "1.32.0", "1.33.0", "latest")  # README: 1.29 or later
 
 
-@pytest.mark.parametrize("version", ["oldest", "latest"])
-def test_core_objects_are_valid_for_the_oldest_and_the_latest_kubernetes_in_strict_mode(overlay, version: str):
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_core_objects_are_valid_for_every_supported_kubernetes_in_strict_mode(overlay, version: str):
     kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="pip install kubernetes-validate "
                                               "(requirements/dev.lock)")
-    version = OLDEST_KUBERNETES if version == "oldest" else kubernetes_validate.latest_version()
+    version = kubernetes_validate.latest_version() if version == "latest" else version
     _, objects = overlay
     core = [o for o in objects if _is_core(o)]
     assert core
@@ -165,7 +165,7 @@ def test_the_shared_objects_are_an_rwx_claim_and_an_account_without_a_token(over
     assert account["automountServiceAccountToken"] is False
     assert not find(objects, "Role") and not find(objects, "RoleBinding") and not find(objects, "Secret")
     shared = {o["kind"] for o in objects if o["metadata"]["labels"]["app.kubernetes.io/component"] == "shared"}
-    assert shared == {"Namespace", "PersistentVolumeClaim", "ConfigMap", "ServiceAccount"}
+    assert shared == {"Namespace", "PersistentVolumeClaim", "ConfigMap", "ServiceAccount", "NetworkPolicy"}
 
 
 # -- every pod -------------------------------------------------------------------------------------------------------
@@ -322,6 +322,53 @@ def test_make_k8s_images_points_every_pod_of_every_overlay_at_the_prefix_and_tag
             yaml.safe_dump({"resources": [os.path.relpath(K8S / "overlays" / name, overlay)]}) + printed)
         for image in _images(render(overlay)):
             assert re.fullmatch(r"ghcr\.io/acme/kiln/[a-z-]+:0abc123", image), (name, image)
+
+
+# -- network policies ------------------------------------------------------------------------------------------------
+
+def _running_labels(obj: dict, role: str, pod: dict) -> dict[str, str]:
+    """The labels a pod of this template carries once running: its template's, plus those KubeRay adds to Ray
+    nodes (ray.io/is-ray-node) and to a RayJob's submitter (ray.io/originated-from-crd)."""
+    labels = dict(pod.get("metadata", {}).get("labels", {}))
+    if obj["kind"] == "RayJob" and role == "submitter":
+        labels |= {"ray.io/originated-from-crd": "RayJob", "ray.io/originated-from-cr-name": obj["metadata"]["name"]}
+    elif obj["kind"] == "RayJob":
+        labels |= {"ray.io/is-ray-node": "yes", "ray.io/node-type": "head" if role == "head" else "worker"}
+    return labels
+
+
+def _selects(selector: dict, labels: dict[str, str]) -> bool:
+    assert set(selector) <= {"matchLabels"}, selector
+    return selector.get("matchLabels", {}).items() <= labels.items()
+
+
+def test_every_pod_is_denied_ingress_unless_a_policy_lets_its_peers_in(overlay):
+    """A default deny selects every pod; each pod that listens (a declared port, a Ray node, a training rank) is
+    selected by a policy that lets in its peers; a rule that opens named ports opens only ports the selected pods
+    declare, and a rule that opens every port lets in only pods of the policy's own selector."""
+    _, objects = overlay
+    policies = find(objects, "NetworkPolicy")
+    assert any(p["spec"]["podSelector"] == {} and p["spec"]["policyTypes"] == ["Ingress"] and not p["spec"].get("ingress")
+               for p in policies)
+    pods = [(_running_labels(obj, role, pod), {port["containerPort"] for c in containers(pod["spec"])
+                                               for port in c.get("ports", [])}, role)
+            for obj, role, pod in all_pod_templates(objects)]
+    for labels, ports, role in pods:
+        allowing = [p for p in policies if p["spec"].get("ingress") and _selects(p["spec"]["podSelector"], labels)]
+        if ports or "ray.io/is-ray-node" in labels or labels.get("app.kubernetes.io/component") == "train":
+            assert allowing, (role, labels)
+        for port in ports:
+            assert any(not rule.get("ports") or port in {p["port"] for p in rule["ports"]}
+                       for policy in allowing for rule in policy["spec"]["ingress"]), (role, port)
+    for policy in policies:
+        selected = [ports for labels, ports, _ in pods if _selects(policy["spec"]["podSelector"], labels)]
+        if not selected:  # the Ray policy in a training overlay, the ranks' policy in the data overlay
+            continue
+        for rule in policy["spec"].get("ingress", []):
+            if rule.get("ports"):
+                assert {p["port"] for p in rule["ports"]} <= set().union(*selected), policy["metadata"]["name"]
+            else:
+                assert rule["from"] == [{"podSelector": policy["spec"]["podSelector"]}], policy["metadata"]["name"]
 
 
 # -- the data pipeline -----------------------------------------------------------------------------------------------

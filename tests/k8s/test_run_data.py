@@ -130,7 +130,7 @@ def test_the_stages_run_in_order_each_after_the_one_before_succeeded(fake):
     assert result.returncode == 0, result.stdout + result.stderr
     entries = log()
     assert _applied(entries) == ["shared", *STAGE_ORDER]
-    assert entries[0] == ["apply", "shared", ["ConfigMap", "Namespace", "PersistentVolumeClaim", "ServiceAccount"]]
+    assert entries[0] == ["apply", "shared", ["ConfigMap", "Namespace", *["NetworkPolicy"] * 3, "PersistentVolumeClaim", "ServiceAccount"]]
     order = [(e[0], e[1]) for e in entries[1:]]
     assert order == [step for stage in STAGE_ORDER for step in (("apply", stage), ("wait", f"kiln-{stage}"))]
     assert all(e[2] == "--for=jsonpath={.status.jobStatus}=SUCCEEDED" for e in entries if e[0] == "wait")
