@@ -45,7 +45,10 @@ TRAIN_TESTS = PATH=$(abspath $(TRAIN_VENV))/bin:$$PATH $(TRAIN_PY) -m pytest -n 
 
 # Container images: one per stage on a shared dependency base (stages/base/Dockerfile).
 DOCKER      ?= docker
-COMPOSE     ?= docker-compose
+# Compose v2 (`docker compose`) where the Docker CLI has it, else v1 (`docker-compose`).
+ifndef COMPOSE
+COMPOSE     := $(shell $(DOCKER) compose version >/dev/null 2>&1 && echo "$(DOCKER) compose" || echo docker-compose)
+endif
 BASE_IMAGE  ?= python:3.11-slim-bookworm
 IMAGE_PREFIX ?= kiln
 # Seven hex digits, as CI's tags (.github/workflows/images.yml): one commit, one tag, here and in the registry.

@@ -4,6 +4,7 @@ the images `make images` builds from it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -58,3 +59,19 @@ def images(docker: str, base_image: str) -> dict[str, str]:
     """Every stage image, built by `make images` on ``base_image``: stage -> image reference."""
     run("make", "images", f"DOCKER={docker}", f"BASE_IMAGE={base_image}", "IMAGE_PREFIX=kiln")
     return {stage: f"kiln/{stage}:latest" for stage in ("ingest", "clean", "dedup", "mix", "tokenize", "train-cpu")}
+
+
+@functools.cache
+def _compose_cli() -> tuple[str, ...] | None:
+    for command in (("docker", "compose"), ("docker-compose",)):
+        if shutil.which(command[0]) and subprocess.run([*command, "version"], capture_output=True).returncode == 0:
+            return command
+    return None
+
+
+def compose_cli() -> tuple[str, ...]:
+    """Compose v2 (`docker compose`) where the Docker CLI has it, else v1 (`docker-compose`); skips without either."""
+    command = _compose_cli()
+    if command is None:
+        pytest.skip("neither `docker compose` (v2) nor `docker-compose` (v1) is installed")
+    return command

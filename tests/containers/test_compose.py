@@ -16,7 +16,7 @@ import pytest
 from common.manifest import require_manifest
 from common.shards import iter_batches
 from tests.conftest import cli
-from tests.containers.conftest import run
+from tests.containers.conftest import compose_cli, run
 
 DEMO_DOCS = "1500"
 BAD_LINE = '{"id": "broken", "text": "an unterminated record'
@@ -37,7 +37,7 @@ def _copy_volume(docker: str, project: str, image: str, out: Path) -> Path:
 
 
 def _down(project: str, env: dict[str, str]) -> None:
-    run("docker-compose", "-p", project, "--profile", "ray", "down", "-v", "--remove-orphans", env=env, check=False)
+    run(*compose_cli(), "-p", project, "--profile", "ray", "down", "-v", "--remove-orphans", env=env, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def chain(docker: str, images: dict[str, str], user_input: Path, tmp_path_factor
     project = f"kilntest{uuid.uuid4().hex[:8]}"
     env = _compose_env(user_input)
     try:
-        result = run("make", "compose-data", f"DOCKER={docker}", f"COMPOSE=docker-compose -p {project}", env=env)
+        result = run("make", "compose-data", f"DOCKER={docker}", f"COMPOSE={' '.join(compose_cli())} -p {project}", env=env)
         assert "every service of the chain exited 0" in result.stdout
         assert "tokenize  done" in result.stdout
         yield _copy_volume(docker, project, images["ingest"], tmp_path_factory.mktemp("chain") / "data")
@@ -102,7 +102,7 @@ def test_clean_as_a_ray_job_on_two_compose_workers_gives_the_same_shards(
         docker: str, images: dict[str, str], user_input: Path, chain: Path, tmp_path: Path):
     project = f"kilnray{uuid.uuid4().hex[:8]}"
     env = _compose_env(user_input)
-    compose = ("docker-compose", "-p", project)
+    compose = (*compose_cli(), "-p", project)
     try:
         run(*compose, "up", "--no-build", "init", "demo", "ingest", env=env)
         run(*compose, "--profile", "ray", "up", "-d", "--no-build", "--scale", "clean-worker=2",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.containers.conftest import compose_cli
 
 BIN = Path(sys.executable).parent
 DOCKERFILES = sorted([*REPO.glob("stages/*/Dockerfile"), REPO / "Dockerfile.ascend"])
@@ -60,9 +60,8 @@ def test_compose_file_matches_the_compose_spec():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose (v1) is not installed")
 def test_docker_compose_accepts_the_file_and_chains_every_stage():
-    result = _run("docker-compose", "config")
+    result = _run(*compose_cli(), "config")
     assert result.returncode == 0, result.stderr
     services = yaml.safe_load(result.stdout)["services"]
     chain = ["init", "demo", *STAGES, "train-cpu"]
@@ -71,7 +70,7 @@ def test_docker_compose_accepts_the_file_and_chains_every_stage():
     for name in chain[2:]:
         assert services[name]["network_mode"] == "none", name
         assert services[name]["user"] == "1000:1000", name
-    ray = yaml.safe_load(_run("docker-compose", "--profile", "ray", "config").stdout)["services"]
+    ray = yaml.safe_load(_run(*compose_cli(), "--profile", "ray", "config").stdout)["services"]
     for name in ("ray-head", "clean-worker", "clean-submit"):
         assert ray[name]["environment"]["RAY_AUTH_MODE"] == "disabled", name
         assert ray[name]["shm_size"], name
