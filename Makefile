@@ -31,8 +31,6 @@ UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps -r requirements/bootstr
 # for much of their time, so two workers finish sooner than one on two cores).
 # The modules that start `ray start` nodes run after the others, in one process: their nodes take the machine's
 # current-cluster file, and two clusters starting at once on one machine have left a worker node unjoined.
-# They wait on starting nodes for much of their time, so the trainer suite runs beside them (make -j2, each
-# part's output printed whole when it ends); beside the data suite it would only share the same busy cores.
 # Where PYTEST_ARGS leaves a part with no test to run (pytest's exit code 5), that part passes.
 TEST_WORKERS ?= 2
 RAY_NODE_MODULES := tests/test_ray_cluster.py tests/test_ray_autoscale.py tests/test_ray_local.py
@@ -100,12 +98,13 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
 	$(DATA_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ray-nodes test-train
+	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
 test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest tests and fixture set-ups
 	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-ray-nodes test-train \
-		PYTEST_ARGS="--durations=50 $(PYTEST_ARGS)"
+	$(RAY_NODE_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
 test-ray-nodes: $(STAMP) ## run only the tests that start Ray clusters of `ray start` nodes on this machine
 	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
