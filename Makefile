@@ -78,7 +78,7 @@ K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
 	@echo "             NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
 
