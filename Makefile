@@ -57,7 +57,8 @@ CA_BUNDLE   ?= $(wildcard /etc/ssl/certs/ca-certificates.crt)
 comma       := ,
 BUILD_FLAGS ?= --network host $(if $(CA_BUNDLE),--secret id=pipca$(comma)src=$(CA_BUNDLE))
 STAGE_IMAGES := ingest clean dedup mix tokenize
-# Every image the manifests pull, each IMAGE_PREFIX/<name> (kiln/<name> in k8s/).
+# Every image the manifests pull, each IMAGE_PREFIX/<name> (kiln/<name> in k8s/). make images tags each
+# IMAGE_PREFIX/<name>:TAG and :latest; make k8s-images points the manifests at IMAGE_PREFIX/<name>:TAG.
 DEPLOY_IMAGES := $(STAGE_IMAGES) train-cpu train-ascend
 TAG         ?= $(REVISION)
 COMPOSE_CHAIN := init demo ingest clean dedup mix tokenize train-cpu
@@ -72,7 +73,7 @@ K8S_TRAIN   ?= train-ascend-2x16
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
-.PHONY: help data test test-profile test-ray-nodes lint status venv lock clean-data autoscale-demo
+.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo
 .PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-images k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
@@ -105,9 +106,6 @@ test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest
 	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 	$(RAY_NODE_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-
-test-ray-nodes: $(STAMP) ## run only the tests that start Ray clusters of `ray start` nodes on this machine
-	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
 lint: $(STAMP) ## ruff over the code
 	$(VENV)/bin/ruff check .
@@ -159,21 +157,21 @@ local-base: ## build local/python:3.11-bookworm with debootstrap (for machines t
 
 image-base: ## the shared dependency base of the data-stage images
 	$(BUILD) --build-arg BASE_IMAGE=$(BASE_IMAGE) -f stages/base/Dockerfile \
-		-t $(IMAGE_PREFIX)/base:$(REVISION) -t $(IMAGE_PREFIX)/base:latest .
+		-t $(IMAGE_PREFIX)/base:$(TAG) -t $(IMAGE_PREFIX)/base:latest .
 
 images: image-base image-train-cpu ## every stage image, tagged with the git revision and latest
 	@for stage in $(STAGE_IMAGES); do \
-		echo "building $(IMAGE_PREFIX)/$$stage:$(REVISION)"; \
-		$(BUILD) --build-arg KILN_BASE=$(IMAGE_PREFIX)/base:$(REVISION) -f stages/$$stage/Dockerfile \
-			-t $(IMAGE_PREFIX)/$$stage:$(REVISION) -t $(IMAGE_PREFIX)/$$stage:latest . || exit 1; \
+		echo "building $(IMAGE_PREFIX)/$$stage:$(TAG)"; \
+		$(BUILD) --build-arg KILN_BASE=$(IMAGE_PREFIX)/base:$(TAG) -f stages/$$stage/Dockerfile \
+			-t $(IMAGE_PREFIX)/$$stage:$(TAG) -t $(IMAGE_PREFIX)/$$stage:latest . || exit 1; \
 	done
 
 image-train-cpu: ## the CPU trainer image (MindSpore, numpy < 2, no pyarrow)
 	$(BUILD) --build-arg BASE_IMAGE=$(BASE_IMAGE) -f stages/train/Dockerfile \
-		-t $(IMAGE_PREFIX)/train-cpu:$(REVISION) -t $(IMAGE_PREFIX)/train-cpu:latest .
+		-t $(IMAGE_PREFIX)/train-cpu:$(TAG) -t $(IMAGE_PREFIX)/train-cpu:latest .
 
 image-ascend-smoke: ## Dockerfile.ascend on BASE_IMAGE instead of the CANN base (a build check that runs on CPU)
-	$(BUILD) --build-arg CANN_IMAGE=$(BASE_IMAGE) -f Dockerfile.ascend -t $(IMAGE_PREFIX)/train-ascend-smoke:$(REVISION) .
+	$(BUILD) --build-arg CANN_IMAGE=$(BASE_IMAGE) -f Dockerfile.ascend -t $(IMAGE_PREFIX)/train-ascend-smoke:$(TAG) .
 
 compose-data: ## the data chain in containers on one volume (docker-compose.yml), then its status table
 	KILN_TAG=latest $(COMPOSE) up --no-build --remove-orphans

@@ -146,8 +146,9 @@ def test_sigterm_saves_latest_and_a_damaged_checkpoint_falls_back_to_best_or_is_
         data: Path, uninterrupted: Path, tmp_path: Path) -> None:
     """One run stopped by SIGTERM, resumed three ways: as saved, with `latest` damaged (falls back to `best`),
     and with both damaged (refused, nothing overwritten)."""
-    run_dir = tmp_path / "run"
-    command = train_command(data, run_dir, write_config(tmp_path, 40))
+    run_dir, fallback, refused = tmp_path / "run", tmp_path / "latest-damaged", tmp_path / "both-damaged"
+    config = write_config(tmp_path, 40)
+    command = train_command(data, run_dir, config)
     status, output = kill_after(command, run_dir, 6, signal.SIGTERM)
     assert status == 143, output
     stopped_at = state(run_dir)["step"]
@@ -155,29 +156,25 @@ def test_sigterm_saves_latest_and_a_damaged_checkpoint_falls_back_to_best_or_is_
     assert stopped_at == len(metric_lines(run_dir)) < 40
     best_step = state(run_dir, "best")["step"]
     assert best_step < stopped_at
-    copies = {}
-    for name in ("latest-damaged", "both-damaged"):
-        copies[name] = tmp_path / name / "run"
-        shutil.copytree(run_dir, copies[name], symlinks=True)
+    for copy in (fallback, refused):
+        shutil.copytree(run_dir, copy, symlinks=True)
 
     result = run(command)
     assert result.returncode == 0, result.stderr
     assert f"resuming from step {stopped_at} of 40" in result.stdout
     assert_bit_equal(weights(run_dir), weights(uninterrupted))
 
-    fallback = copies["latest-damaged"]
     _corrupt(fallback, "latest")
-    result = run(train_command(data, fallback, write_config(fallback.parent, 40)))
+    result = run(train_command(data, fallback, config))
     assert result.returncode == 0, result.stderr
     assert "WARNING: checkpoint 'latest' is unusable" in result.stdout and "sha256 does not match" in result.stdout
     assert f"resuming from step {best_step} of 40" in result.stdout
     assert_bit_equal(weights(fallback), weights(uninterrupted))
 
-    refused = copies["both-damaged"]
     _corrupt(refused, "latest")
     _corrupt(refused, "best")
     before = _checkpoint_files(refused)
-    result = run(train_command(data, refused, write_config(refused.parent, 40)))
+    result = run(train_command(data, refused, config))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "latest" in result.stderr and "best" in result.stderr and "sha256 does not match" in result.stderr
     assert _checkpoint_files(refused) == before

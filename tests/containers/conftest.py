@@ -62,16 +62,9 @@ def images(docker: str, base_image: str) -> dict[str, str]:
 
 
 @functools.cache
-def _compose_cli() -> tuple[str, ...] | None:
+def compose_cli() -> tuple[str, ...]:
+    """Compose v2 (`docker compose`) where the Docker CLI has it, else v1 (`docker-compose`); skips without either."""
     for command in (("docker", "compose"), ("docker-compose",)):
         if shutil.which(command[0]) and subprocess.run([*command, "version"], capture_output=True).returncode == 0:
             return command
-    return None
-
-
-def compose_cli() -> tuple[str, ...]:
-    """Compose v2 (`docker compose`) where the Docker CLI has it, else v1 (`docker-compose`); skips without either."""
-    command = _compose_cli()
-    if command is None:
-        pytest.skip("neither `docker compose` (v2) nor `docker-compose` (v1) is installed")
-    return command
+    pytest.skip("neither `docker compose` (v2) nor `docker-compose` (v1) is installed")

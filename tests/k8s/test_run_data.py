@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from common.pipeline import STAGE_ORDER
 from tests.conftest import REPO, tool
-from tests.k8s.kube import kubectl
+from tests.k8s.kube import kubectl, render
 
 FAKE_KUBECTL = r"""#!{python}
 "A stand-in for kubectl: `kustomize` goes to the real one; RayJobs live in a JSON file, changed under a lock."
@@ -177,7 +176,5 @@ def test_the_script_passes_shellcheck():
 
 
 def test_the_rendered_overlay_names_each_stage_once():
-    rendered = subprocess.run([kubectl(), "kustomize", str(REPO / "k8s" / "overlays" / "data")], capture_output=True, text=True, check=True)
-    components = [d["metadata"]["labels"]["app.kubernetes.io/component"]
-                  for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "RayJob"]
+    components = [d["metadata"]["labels"]["app.kubernetes.io/component"] for d in render("data") if d["kind"] == "RayJob"]
     assert sorted(components) == sorted(STAGE_ORDER)
