@@ -50,6 +50,10 @@ class RayConfig(Section):
     # stage -> custom Ray resource each of its work units requests (one unit of it per task), so
     # that an autoscaling cluster grows exactly the worker group that declares that resource
     stage_resources: dict[str, str] = Field(default_factory=lambda: {"clean": "clean"})
+    # ask for a stage resource even while no node declares it (an autoscaler adds such nodes on demand)
+    scale_on_demand: bool = False
+    # seconds tasks may wait while no node of the cluster could ever run them before the stage fails
+    unschedulable_timeout_s: float = Field(default=60.0, gt=0)
     task_retries: int = Field(default=3, ge=0)
 
 

@@ -49,3 +49,29 @@ def ray_description(cfg: RayConfig) -> dict:
     if address:
         return {"mode": "cluster", "address": address}
     return {"mode": "local", "num_cpus": cfg.num_cpus or os.cpu_count()}
+
+
+def stage_resource(cfg: RayConfig, stage: str) -> str | None:
+    """The custom resource ``stage``'s tasks ask for: its ``ray.stage_resources`` entry where some node of the
+    cluster declares it or ``ray.scale_on_demand`` says an autoscaler starts such nodes, else None."""
+    import ray
+
+    resource = cfg.stage_resources.get(stage)
+    if not resource or cfg.scale_on_demand or resource in ray.cluster_resources():
+        return resource
+    log.info("no node of the Ray cluster declares the resource %r: %s runs on any node with a free CPU "
+             "(ray.stage_resources, ray.scale_on_demand)", resource, stage)
+    return None
+
+
+def unschedulable(shape: dict[str, float]) -> list[str] | None:
+    """None when some live node of the cluster declares at least ``shape`` (busy or not); else the resources of
+    ``shape`` that no live node declares enough of (empty when each exists, but on no single node): a task of
+    that shape waits until a node with all of them joins."""
+    import ray
+
+    nodes = [node["Resources"] for node in ray.nodes() if node["Alive"]]
+    if any(all(node.get(name, 0) >= amount for name, amount in shape.items()) for node in nodes):
+        return None
+    return [name for name, amount in shape.items() if not any(node.get(name, 0) >= amount for node in nodes)]
+

@@ -45,7 +45,7 @@ from common.manifest import (
     write_manifest,
 )
 from common.pipeline import input_stage_of
-from common.ray_cluster import ensure_ray, ray_description
+from common.ray_cluster import ensure_ray, ray_description, stage_resource, unschedulable
 from common.schema import EXCLUDED_SCHEMA
 from common.shards import ShardInfo, ShardWriter
 
@@ -383,6 +383,40 @@ def _cancel(refs: list) -> None:
             ray.get(ref)
 
 
+SCHEDULING_CHECK_S = 2.0
+"""How often ``run_tasks`` looks whether the cluster could run its waiting tasks at all."""
+
+
+class _SchedulingWatch:
+    """Tells when tasks of ``shape`` have had no node of the cluster that could ever run them for ``timeout_s``."""
+
+    def __init__(self, shape: dict[str, float], timeout_s: float, desc: str):
+        self.shape, self.timeout_s, self.desc = shape, timeout_s, desc
+        self.since: float | None = None
+
+    def problem(self) -> str | None:
+        """None while some node could run the tasks (or for less than ``timeout_s`` none could), else why not."""
+        missing = unschedulable(self.shape)
+        if missing is None:
+            self.since = None
+            return None
+        self.since = self.since or time.monotonic()
+        if time.monotonic() - self.since < self.timeout_s:
+            return None
+        custom = [name for name in missing if name != "CPU"]
+        if custom:
+            how = (f"declare it on the nodes meant for {self.desc} (`ray start --resources='{{\"{custom[0]}\": "
+                   f"<CPUs>}}'`, a KubeRay worker group's `resources: {{{custom[0]}: \"<CPUs>\"}}`), or set "
+                   f"ray.scale_on_demand=false so that {self.desc} runs on any node")
+        elif missing:
+            how = "add a node with CPUs (`ray start --address=<head> --num-cpus=<n>`)"
+        else:
+            how = "add a node that declares all of them"
+        return (f"{self.desc}: no node of the Ray cluster could run its tasks, which each ask for {self.shape}, for "
+                f"{self.timeout_s:g} s (ray.unschedulable_timeout_s): no live node declares "
+                f"{' or '.join(map(repr, missing)) or 'all of them at once'}; {how}")
+
+
 def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log: logging.Logger, point: str,
               on_result: Callable[[object], str | None] | None = None, resource: str | None = None) -> list:
     """Run ``fn(*args)`` for every args tuple in ``calls`` as Ray tasks (one CPU each), with a
@@ -390,18 +424,26 @@ def run_tasks(fn: Callable, calls: list[tuple], cfg: KilnConfig, desc: str, log:
     raised as a KilnError naming the call; a task whose worker died is rerun up to
     ``ray.task_retries`` times. ``on_result`` may return a progress note. Each
     result passes the fault point ``<point>.done`` (see common/faults.py). With ``resource``
-    each task also asks for one unit of that custom Ray resource."""
+    each task also asks for one unit of that custom Ray resource. Tasks that no node of the cluster
+    could run for ``ray.unschedulable_timeout_s`` fail the call with a KilnError saying what is missing."""
     import ray
 
     ensure_ray(cfg.ray)
     remote = ray.remote(num_cpus=1, max_retries=cfg.ray.task_retries,
                         resources={resource: 1} if resource else None)(fn)
     refs = {remote.remote(*args): args for args in calls}
+    watch = _SchedulingWatch({"CPU": 1, **({resource: 1} if resource else {})}, cfg.ray.unschedulable_timeout_s,
+                             desc)
     results = []
     with progress(len(refs), desc, unit="task") as bar:
         waiting = list(refs)
         while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
+            done, waiting = ray.wait(waiting, num_returns=1, timeout=SCHEDULING_CHECK_S)
+            if not done:
+                if problem := watch.problem():
+                    _cancel(waiting)
+                    raise KilnError(problem)
+                continue
             try:
                 result = ray.get(done[0])
             except ray.exceptions.RayTaskError as err:
@@ -443,7 +485,7 @@ def _execute(stage: MapStage, cfg: KilnConfig, stage_dir: Path, input_dir: Path 
 
     calls = [(stage, cfg_ref, str(stage_dir), str(input_dir) if input_dir else None, unit) for unit in pending]
     return run_tasks(_run_unit, calls, cfg, stage.name, log, f"{stage.name}.unit", on_result=note,
-                     resource=cfg.ray.stage_resources.get(stage.name))
+                     resource=stage_resource(cfg.ray, stage.name))
 
 
 def _merged_details(results: list[UnitResult]) -> dict:

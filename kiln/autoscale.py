@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
 
         ray.init(address=nodes.address, logging_level=logging.WARNING, log_to_driver=False)
         command = [sys.executable, "-m", "stages.clean", "--data-dir", str(data_dir), "--force",
-                   *(f"--config={c}" for c in args.config), *(f"--set={o}" for o in args.overrides)]
+                   *(f"--config={c}" for c in args.config), "--set=ray.scale_on_demand=true",
+                   *(f"--set={o}" for o in args.overrides)]
         print(f"running {' '.join(command[1:])} with RAY_ADDRESS={nodes.address}", flush=True)
         with open(work / "clean.log", "w", encoding="utf-8") as log:
             clean = subprocess.Popen(command, env={**env, "RAY_ADDRESS": nodes.address}, stdout=log, stderr=log)

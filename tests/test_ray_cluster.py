@@ -1,19 +1,22 @@
-"""The same command on a multi-node Ray cluster (a head and two workers on 127.0.0.1, token auth
-on) gives the shards, manifests and tokens of local mode, byte for byte."""
+"""The same command on a Ray cluster gives the shards, manifests and tokens of local mode, byte for
+byte: on a plain `ray start --head` that declares no Kiln resource, and with a second node on
+127.0.0.1 that declares the clean stage's resource (token auth on). Tasks that no node could
+run fail the stage, naming what is missing, instead of waiting."""
 
 from __future__ import annotations
 
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from kiln.ray_nodes import RayNodes
-from tests.conftest import child_env, cli
+from tests.conftest import REPO, child_env, cli
 
 pytestmark = pytest.mark.usefixtures("no_ray_in_this_process")
 
-DEMO_DOCS = "1500"
+DEMO_DOCS = "1000"
 
 
 def _outputs(root: Path) -> dict[str, bytes]:
@@ -23,23 +26,43 @@ def _outputs(root: Path) -> dict[str, bytes]:
             and p.name != "_stats.json"}
 
 
-@pytest.mark.slow
-def test_make_data_on_a_three_node_cluster_is_byte_identical_to_local_mode(tmp_path: Path):
-    run_dir = tmp_path / "run"  # both runs use the same root: manifests record their input paths
-    cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(run_dir), timeout=900)
-    local = run_dir.rename(tmp_path / "local")
-    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_USAGE_STATS_ENABLED": "0"}
-    with RayNodes(child_env(**auth)) as nodes:
-        nodes.start_head(num_cpus=0)
-        for count in (2, 3):  # one at a time: two raylets starting at once on one host can collide
-            nodes.add_worker(num_cpus=1, resources='{"clean": 1}')
-            nodes.wait_for_nodes(count)
-        cluster = run_dir
-        result = cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(cluster),
-                     env=child_env(RAY_ADDRESS=nodes.address, **auth), timeout=900)
-    assert f"connecting to the Ray cluster at {nodes.address}" in result.stderr
+def _assert_same_outputs(local: Path, cluster: Path) -> None:
     expected, got = _outputs(local), _outputs(cluster)
     assert sorted(got) == sorted(expected)
     different = [name for name in expected if got[name] != expected[name]]
     assert different == []
     assert (cluster / "tokenize" / "train.bin").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_make_data_on_ray_clusters_is_byte_identical_to_local_mode(tmp_path: Path):
+    run_dir = tmp_path / "run"  # every run uses the same root: manifests record their input paths
+    cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(run_dir), timeout=900)
+    local = run_dir.rename(tmp_path / "local")
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_USAGE_STATS_ENABLED": "0"}
+    with RayNodes(child_env(**auth)) as nodes:
+        nodes.start_head(num_cpus=2)  # a plain cluster: `ray start --head --num-cpus=2`, no custom resource
+        env = child_env(RAY_ADDRESS=nodes.address, **auth)
+        plain = subprocess.run(["make", "data", f"DATA_DIR={run_dir}", f"DEMO_DOCS={DEMO_DOCS}"], cwd=REPO, env=env,
+                               capture_output=True, text=True, timeout=900)
+        assert plain.returncode == 0, plain.stdout + plain.stderr
+        assert f"connecting to the Ray cluster at {nodes.address}" in plain.stderr
+        assert "no node of the Ray cluster declares the resource 'clean': clean runs on any node" in plain.stderr
+        _assert_same_outputs(local, run_dir)
+
+        # asked for even though no node declares it (as on a cluster that would scale it up), and none joins
+        stuck = cli("-m", "stages.clean", "--data-dir", str(run_dir), "--force", "--set", "ray.scale_on_demand=true",
+                    "--set", "ray.unschedulable_timeout_s=2", env=env, check=False, timeout=120)
+        assert stuck.returncode != 0
+        assert ("clean: no node of the Ray cluster could run its tasks, which each ask for {'CPU': 1, 'clean': 1}, "
+                "for 2 s (ray.unschedulable_timeout_s): no live node declares 'clean'") in stuck.stderr
+        assert "`ray start --resources='{\"clean\": <CPUs>}'`" in stuck.stderr
+        assert "Traceback" not in stuck.stderr
+
+        nodes.add_worker(num_cpus=2, resources='{"clean": 2}')  # now clean runs on this worker alone
+        nodes.wait_for_nodes(2)
+        run_dir.rename(tmp_path / "plain")
+        result = cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(run_dir),
+                     env=env, timeout=900)
+    assert "declares the resource" not in result.stderr
+    _assert_same_outputs(local, run_dir)
