@@ -514,6 +514,8 @@ def test_the_world_of_each_training_overlay_is_consistent(name: str):
     doctor = next((c for c in main["spec"].get("initContainers", []) if c["name"] == "doctor"), None)
     assert doctor is not None and "doctor" in doctor["command"]
     assert _config_and_overrides(doctor) == (config, overrides)
+    if is_ascend(main["spec"]):  # the chips the trainer gets, checked: no more NPUs than the trainer's
+        assert npus(doctor) == npus(trainer)
 
 
 ASCEND_OVERLAYS = tuple(n for n in TRAIN_OVERLAYS if n != "train-cpu")
