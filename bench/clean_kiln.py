@@ -15,7 +15,7 @@ import pyarrow as pa
 from measure import timed, worker_args, write_result
 
 from common.config import CleanConfig, load_config
-from stages.clean.lid import accepted_language, identify
+from stages.clean.lid import decide_languages
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -51,13 +51,12 @@ def time_components(batches: list[pa.RecordBatch], cfg: CleanConfig) -> dict[str
         with timed(seconds, "timestamps"):
             texts = [scrub_timestamps(t)[0] for t in texts] if cfg.scrub_timestamps else texts
         with timed(seconds, "lid"):
-            guesses = identify(texts, cfg.lid.model_path)
-            accepted = [accepted_language(g, cfg.lid) for g in guesses]
+            languages = decide_languages(texts, cfg.lid)
         with timed(seconds, "signals"):
             signals = compute_signals(texts, spam)
         with timed(seconds, "rules"):
-            langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
-            apply_rules(rules, signals, langs, [None if a else LANG_REASON for a in accepted])
+            apply_rules(rules, signals, [d.lang for d in languages],
+                        [None if d.accepted else LANG_REASON for d in languages])
     return seconds
 
 

@@ -149,6 +149,16 @@ class LidConfig(Section):
     thresholds: dict[str, Fraction] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
     lead_min_score: Fraction = 0.3
     lead_ratio: float = Field(default=10.0, ge=1.0)
+    scripts: dict[str, list[str]] = Field(default_factory=lambda: {"zh": ["Hani", "Bopo"], "en": ["Latn"]})
+    min_target_script_share: Fraction = 0.5
+
+    @model_validator(mode="after")
+    def _every_language_has_scripts(self) -> LidConfig:
+        missing = sorted(set(self.thresholds) - set(self.scripts))
+        if missing:
+            raise ValueError(f"scripts has no entry for {', '.join(missing)}: list the ISO 15924 codes of the "
+                             "scripts each language is written in (e.g. fr: [Latn], ru: [Cyrl])")
+        return self
 
 
 class RuleConfig(Section):

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pytest
 
 from common.config import load_config
-from common.errors import KilnError
+from common.errors import ConfigError, KilnError
 from common.schema import DOC_SCHEMA, category_array
 from common.signal_names import SIGNAL_NAMES
-from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, identify, prose_lines
+from stages.clean.lid import LangGuess, accepted_language, bundled_model_path, decide_languages, identify, prose_lines
 from stages.clean.repair import FTFY_CONFIG, repair
 from stages.clean.repetition import repetition_signals
 from stages.clean.rules import apply_rules, build_rules
@@ -302,6 +302,62 @@ def test_other_languages_are_not_accepted():
              "今日はとても良い天気なので、公園まで散歩に行きましょう。",
              "Река Янцзы является самой длинной рекой в Азии и протекает через весь Китай."]
     assert [accepted_language(g, CFG.lid) for g in identify(texts, None)] == [None, None, None]
+
+
+# Article 1 of the Universal Declaration of Human Rights in the United Nations' published translations, by script.
+UDHR_ARTICLE_1 = {
+    "Deva": "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता और समानता प्राप्त है। उन्हें बुद्धि और "
+            "अन्तरात्मा की देन प्राप्त है और परस्पर उन्हें भाईचारे के भाव से बर्ताव करना चाहिए।",
+    "Deva/mr": "सर्व मानवी व्यक्ति जन्मतःच स्वतंत्र आहेत व त्यांना समान प्रतिष्ठा व समान अधिकार आहेत. त्यांना विचारशक्ति व "
+               "सदसद्विवेकबुद्धि लाभलेली आहे व त्यांनी एकमेकांशी बंधुत्वाच्या भावनेने आचरण करावे.",
+    "Taml": "மனிதப் பிறவியினர் சகலரும் சுதந்திரமாகவே பிறக்கின்றனர்; அவர்கள் மதிப்பிலும், உரிமைகளிலும் சமமானவர்கள், "
+            "அவர்கள் நியாயத்தையும் மனச்சாட்சியையும் இயற்பண்பாகப் பெற்றவர்கள். அவர்கள் ஒருவருடனொருவர் சகோதர "
+            "உணர்வுப் பாங்கில் நடந்துகொள்ளல் வேண்டும்.",
+    "Telu": "ప్రతిపత్తిస్వత్వముల విషయమున మానవులెల్లరును జన్మతః స్వతంత్రులును సమానులును నగుదురు. వారు "
+            "వివేకాంతఃకరణ సంపన్నులగుటచే పరస్పరము భ్రాతృభావముతో వర్తింపవలయును.",
+    "Beng": "সমস্ত মানুষ স্বাধীনভাবে সমান মর্যাদা এবং অধিকার নিয়ে জন্মগ্রহণ করে। তাঁদের বিবেক এবং বুদ্ধি আছে; "
+            "সুতরাং সকলেরই একে অপরের প্রতি ভ্রাতৃত্বসুলভ মনোভাব নিয়ে আচরণ করা উচিত।",
+    "Thai": "มนุษย์ทั้งหลายเกิดมามีอิสระและเสมอภาคกันในเกียรติศักดิ์และสิทธิ ต่างมีเหตุผลและมโนธรรม "
+            "และควรปฏิบัติต่อกันด้วยเจตนารมณ์แห่งภราดรภาพ",
+    "Arab": "يولد جميع الناس أحرارًا متساوين في الكرامة والحقوق. وقد وهبوا عقلاً وضميرًا وعليهم أن يعامل بعضهم "
+            "بعضًا بروح الإخاء.",
+    "Hebr": "כל בני האדם נולדו בני חורין ושווים בערכם ובזכויותיהם. כולם חוננו בתבונה ובמצפון, לפיכך חובה עליהם "
+            "לנהוג איש ברעהו ברוח של אחוה.",
+    "Cyrl": "Все люди рождаются свободными и равными в своем достоинстве и правах. Они наделены разумом и "
+            "совестью и должны поступать в отношении друг друга в духе братства.",
+    "Grek": "Όλοι οι άνθρωποι γεννιούνται ελεύθεροι και ίσοι στην αξιοπρέπεια και τα δικαιώματα. Είναι "
+            "προικισμένοι με λογική και συνείδηση, και οφείλουν να συμπεριφέρονται μεταξύ τους με πνεύμα αδελφοσύνης.",
+    "Hang": "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다. 인간은 천부적으로 이성과 양심을 "
+            "부여받았으며 서로 형제애의 정신으로 행동하여야 한다.",
+    "Hira": "すべての人間は、生まれながらにして自由であり、かつ、尊厳と権利とについて平等である。人間は、理性と良心と"
+            "を授けられており、互いに同胞の精神をもって行動しなければならない。",
+}
+
+
+@pytest.mark.parametrize("script", sorted(UDHR_ARTICLE_1))
+def test_text_in_a_script_no_target_language_uses_is_dropped_for_its_language(script: str):
+    """Whatever fastText's top label: the letters are mostly in a script neither zh nor en is written in."""
+    text = "\n\n".join([UDHR_ARTICLE_1[script]] * 3)
+    [decision] = decide_languages([text], CFG.lid)
+    assert not decision.accepted
+    assert decision.lang not in CFG.lid.thresholds
+    assert decision.detail.startswith(f"script {script.split('/')[0]}: ")
+
+
+def test_documents_in_target_scripts_quoting_another_script_go_on_to_fasttext():
+    english = EN_PARAGRAPH + "\n\nThe declaration opens, in Russian: " + UDHR_ARTICLE_1["Cyrl"]
+    chinese = ZH_PARAGRAPH + "\n日文译本的第一条是：" + UDHR_ARTICLE_1["Hira"][:40]
+    decisions = decide_languages([english, chinese, POEM_ZH, TECH_EN, MAN_PAGE], CFG.lid)
+    assert [d.lang for d in decisions] == ["en", "zh", "zh", "en", "en"]
+    assert all(d.accepted for d in decisions)
+
+
+def test_an_unknown_script_code_is_a_clear_error():
+    lid = CFG.lid.replace(scripts={"zh": ["Hani"], "en": ["Latin"]})
+    with pytest.raises(ConfigError, match="clean.lid.scripts: Latin is not a script code"):
+        decide_languages([EN_PARAGRAPH], lid)
+    with pytest.raises(ConfigError, match="scripts has no entry for fr"):
+        load_config(overrides=["clean.lid.thresholds={zh: 0.5, en: 0.65, fr: 0.6}"])
 
 
 def test_a_missing_model_file_is_a_clear_error(tmp_path):

@@ -25,7 +25,7 @@ def _yaml_leaf_keys(data: dict, prefix: str = "") -> set[str]:
     for key, value in data.items():
         if isinstance(value, dict) and value and key not in (
                 "source_categories", "url_categories", "default_url_categories", "thresholds", "rules",
-                "category_weights", "stage_resources"):
+                "category_weights", "stage_resources", "scripts"):
             keys |= _yaml_leaf_keys(value, f"{prefix}{key}.")
         else:
             keys.add(f"{prefix}{key}")

@@ -17,7 +17,7 @@ import pytest
 from common.config import load_config
 from demo.truth import DROP_DEFECTS, REAL_TEXT_DEFECTS, load_truth, score
 from kiln.cli import read_kept_texts
-from stages.clean.lid import accepted_language, identify
+from stages.clean.lid import decide_languages
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -115,7 +115,7 @@ def test_no_rule_alone_drops_more_than_two_percent_of_a_clean_genre(devset):
     texts = [text for _, text in clean]
     genres = np.array([f"{r.lang}/{r.genre}" for r, _ in clean])
     signals = compute_signals(texts, spam_matcher(tuple(cfg.spam_patterns)))
-    accepted = [accepted_language(g, cfg.lid) for g in identify(texts, cfg.lid.model_path)]
+    accepted = [d.lang if d.accepted else None for d in decide_languages(texts, cfg.lid)]
     langs = [a or "none" for a in accepted]
     dropped: dict[str, Counter] = defaultdict(Counter)
     for genre in np.unique(genres):

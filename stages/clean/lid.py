@@ -1,5 +1,8 @@
 """Language ID with fastText lid.176, corrected by script where fastText is known to guess.
 
+A document mostly written in a script that no target language uses is not a target language,
+whatever fastText's top label (``decide_languages``).
+
 fastText splits Han-only text (classical poems, short headlines) between zh, wuu, yue and even
 ja; modern Japanese always carries kana and Korean hangul, so for Han text without them the
 probabilities of the Han-script labels are summed into ``zh``. fastText sees what a person
@@ -18,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from common.config import LidConfig
-from common.errors import KilnError
+from common.errors import ConfigError, KilnError
 from stages.clean import batch_text as bt
 from stages.clean.batch_text import IDENTIFIER_CHARS, BatchText
+from stages.clean.scripts import BatchScripts, known_script
 
 HAN_LABELS = ("zh", "wuu", "yue", "gan", "ja")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -33,6 +37,8 @@ MIN_LETTER_SHARE = 0.7
 MIN_WORDS = 4
 MIN_HAN_CHARS = 8
 MIN_HAN_SHARE = 0.3
+MIN_SCRIPT_LETTERS = 20  # fewer letters than this say too little about a document's script
+MIXED_SCRIPT_SHARE = 0.95  # below this share of letters in the target scripts, fastText reads only those lines
 
 
 def bundled_model_path() -> Path:
@@ -181,3 +187,52 @@ def accepted_language(guess: LangGuess, lid: LidConfig) -> str | None:
     if guess.lang in lid.thresholds and guess.score >= lid.lead_min_score and guess.score >= lid.lead_ratio * runner_up:
         return guess.lang
     return None
+
+
+@dataclass(frozen=True)
+class LangDecision:
+    """A document's language, fastText's score for it, whether it is one to keep, and if not, why."""
+
+    lang: str
+    score: float
+    accepted: bool
+    detail: str | None
+
+
+def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None = None) -> list[LangDecision]:
+    """The language of each text, judged first by the script of its letters (``lid.scripts``), then by
+    fastText (``accepted_language``); of a text that mixes in other scripts, fastText reads the lines in the
+    target ones. ``batch``: the ``BatchText`` of ``texts``, if the caller has one."""
+    batch = batch or BatchText(texts)
+    targets = sorted({code for codes in lid.scripts.values() for code in codes})
+    unknown = [code for code in targets if not known_script(code)]
+    if unknown:
+        raise ConfigError(f"clean.lid.scripts: {', '.join(unknown)} is not a script code of Unicode's Scripts.txt "
+                          "(ISO 15924, e.g. Latn, Hani, Cyrl, Arab, Deva)")
+    scripts = BatchScripts(batch, targets)
+    target_share = scripts.target_share()
+    judged = scripts.letters >= MIN_SCRIPT_LETTERS
+    foreign = judged & (target_share < lid.min_target_script_share)
+    guesses = identify(texts, lid.model_path, batch)
+    mixed = np.flatnonzero(judged & ~foreign & (target_share < MIXED_SCRIPT_SHARE)).tolist()
+    target_texts = scripts.target_lines(mixed)
+    for i, text, guess in zip(mixed, target_texts, identify(target_texts, lid.model_path), strict=True):
+        if text:  # fastText reads a mixed document's lines in the target scripts, not its quotations
+            guesses[i] = guess
+    decisions = []
+    for i, guess in enumerate(guesses):
+        top = ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
+        if foreign[i]:
+            script = scripts.dominant[i]
+            lang = f"und-{script}" if guess.lang in lid.thresholds else guess.lang
+            decisions.append(LangDecision(
+                lang, guess.scores.get(lang, 0.0), False,
+                f"script {script}: {target_share[i]:.0%} of its letters in {'/'.join(targets)} (needs "
+                f"{lid.min_target_script_share:.0%}); fastText {top}"))
+            continue
+        accepted = accepted_language(guess, lid)
+        lang = accepted or guess.lang
+        decisions.append(LangDecision(lang, guess.scores.get(lang, guess.score), accepted is not None,
+                                      None if accepted else f"lang_score {top} (needs {lid.thresholds})"))
+    return decisions
+

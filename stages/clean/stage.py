@@ -15,7 +15,7 @@ from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.batch_text import BatchText
-from stages.clean.lid import accepted_language, identify
+from stages.clean.lid import decide_languages
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -39,17 +39,14 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     else:
         texts_out, spans = repaired, [0] * len(texts)
     batch_text = BatchText(texts_out)  # language ID and the signals read the same code points
-    guesses = identify(texts_out, cfg.lid.model_path, batch_text)
-    accepted = [accepted_language(g, cfg.lid) for g in guesses]
-    langs = [a or g.lang for a, g in zip(accepted, guesses, strict=True)]
+    languages = decide_languages(texts_out, cfg.lid, batch_text)
+    langs = [d.lang for d in languages]
     signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)), batch_text)
     rules = build_rules(cfg.rules)
-    decided = [None if a else LANG_REASON for a in accepted]
-    reasons, details = apply_rules(rules, signals, langs, decided)
-    for i, guess in enumerate(guesses):
+    reasons, details = apply_rules(rules, signals, langs, [None if d.accepted else LANG_REASON for d in languages])
+    for i, decision in enumerate(languages):
         if reasons[i] == LANG_REASON:
-            top = ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
-            details[i] = f"lang_score {top} (needs {cfg.lid.thresholds})"
+            details[i] = decision.detail
 
     metas = batch.column("meta").to_pylist()
     for i, (n_spans, before, after) in enumerate(zip(spans, texts, repaired, strict=True)):
@@ -66,8 +63,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "meta": pa.array(metas, pa.string()),
         "lang": pa.array(langs, pa.string()),
         "category": category_array(batch.column("category").to_pylist()),
-        "lang_score": pa.array([g.scores.get(lang, g.score) for g, lang in zip(guesses, langs, strict=True)],
-                               pa.float32()),
+        "lang_score": pa.array([d.score for d in languages], pa.float32()),
     } | {name: pa.array(signals[name].astype(np.float32)) for name in SIGNAL_NAMES}
     full = pa.Table.from_arrays(
         [replaced[f.name] if f.name in replaced else batch.column(f.name).cast(f.type) for f in CLEAN_SCHEMA],
