@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
+from common.categories import held_out_summary
 from common.errors import KilnError
 from common.files import atomic_write_bytes, human_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
@@ -466,8 +467,8 @@ def _mix_section(stage: StageData) -> str:
         parts.append(_mix_chart(stage, categories))
     if classifier := summary.get("classifier"):
         labelled = ", ".join(f"{c} {n:,}" for c, n in sorted(classifier["labelled"].items(), key=lambda kv: -kv[1]))
-        parts.append(f"<p>Category classifier: held-out accuracy {classifier['held_out_accuracy']:.3f} on "
-                     f"{classifier['held_out']:,} documents, threshold {classifier['threshold']:g}; documents of "
+        held_out = held_out_summary(classifier["held_out_accuracy"], classifier["held_out"])
+        parts.append(f"<p>Category classifier: {held_out}, threshold {classifier['threshold']:g}; documents of "
                      f"unknown category labelled: {escape(labelled) or 'none'}.</p>")
     rows = [[s, f"{r['planned_tokens']:,.0f}", f"{r['realized_tokens']:,.0f}", f"{r['epochs']:.2f}"]
             for s, r in sorted((summary.get("sources") or {}).items())]

@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common.categories import held_out_summary
 from common.files import human_bytes
 from common.manifest import MANIFEST_NAME, STATS_NAME, Accounting, read_manifest
 from common.pipeline import STAGE_ORDER
@@ -76,8 +77,8 @@ def _classifier_note(stage_dir: Path) -> list[str]:
     if not report:
         return []
     labelled = sorted(report["labelled"].items(), key=lambda kv: (-kv[1], kv[0]))
-    return [f"{stage_dir.name} classifier: held-out accuracy {report['held_out_accuracy']:.3f} on "
-            f"{report['held_out']:,} documents; labelled " + ", ".join(f"{c}={n:,}" for c, n in labelled)
+    return [f"{stage_dir.name} classifier: {held_out_summary(report['held_out_accuracy'], report['held_out'])}; "
+            "labelled " + ", ".join(f"{c}={n:,}" for c, n in labelled)
             + f" (unknown: below the threshold {report['threshold']:g})"]
 
 

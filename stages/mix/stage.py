@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from common.categories import held_out_summary
 from common.config import KilnConfig, MixConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
@@ -107,8 +108,8 @@ def _train_classifier(cfg: MixConfig, input_dir: Path, work: Path, log: logging.
         start = time.perf_counter()
         report = train_classifier(sampler, labelled, ccfg, work)
         log.info("mix: category classifier trained on %s in %.1f s", report.trained_on, time.perf_counter() - start)
-    log.info("mix: category classifier held-out accuracy %.3f on %d documents (%s); threshold %g",
-             report.held_out_accuracy, report.held_out,
+    log.info("mix: category classifier %s (%s); threshold %g", held_out_summary(report.held_out_accuracy,
+                                                                               report.held_out),
              ", ".join(f"{c} {a:.2f}" for c, a in report.accuracy_by_category.items()), report.threshold)
 
 
