@@ -23,9 +23,11 @@ TRAIN_PY       := $(TRAIN_VENV)/bin/python
 TRAIN_LOCK_ID  := $(shell cat requirements/bootstrap.lock requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
 TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
 
-# A venv is made by python -m venv, then uv (pinned in requirements/bootstrap.lock) installs a lock file into it.
-UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps -r requirements/bootstrap.lock && \
-             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps
+# A venv is made by python -m venv, then uv (pinned in requirements/bootstrap.lock) installs lock files into
+# it, every file checked against the lock's hashes, and Kiln itself (editable) beside them.
+UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps --require-hashes -r requirements/bootstrap.lock && \
+             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps --require-hashes $(2) && \
+             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e .
 
 # make test runs each suite on TEST_WORKERS pytest-xdist workers (the tests wait on Ray and child processes
 # for much of their time, so two workers finish sooner than one on two cores).
@@ -85,7 +87,7 @@ help: ## list the targets
 
 $(STAMP): $(LOCKS) pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(call UV_INSTALL,$(VENV)) -r requirements/data.lock -r requirements/dev.lock -e .
+	$(call UV_INSTALL,$(VENV),-r requirements/data.lock -r requirements/dev.lock)
 	$(PY) -m stages.clean.compile_kernels
 	@rm -f $(VENV)/.installed-*
 	@touch $@
@@ -116,7 +118,7 @@ autoscale-demo: $(STAMP) ## redo DATA_DIR's clean stage on a one-machine autosca
 status: $(STAMP) ## show what each stage under DATA_DIR has done
 	$(VENV)/bin/kiln status $(DATA_DIR)
 
-lock: ## re-resolve requirements/*.in into requirements/*.lock (needs PyPI)
+lock: ## re-resolve requirements/*.in into requirements/*.lock and the images' locks, with hashes (needs PyPI)
 	requirements/lock.sh $(PYTHON)
 
 clean-data: ## delete DATA_DIR
@@ -124,7 +126,7 @@ clean-data: ## delete DATA_DIR
 
 $(TRAIN_STAMP): requirements/train.lock pyproject.toml
 	@test -x $(TRAIN_PY) || $(PYTHON) -m venv $(TRAIN_VENV)
-	$(call UV_INSTALL,$(TRAIN_VENV)) -r requirements/train.lock -e .
+	$(call UV_INSTALL,$(TRAIN_VENV),-r requirements/train.lock)
 	@rm -f $(TRAIN_VENV)/.installed-*
 	@touch $@
 
@@ -145,11 +147,14 @@ test-faults: $(STAMP) ## the fault-injection suite: kills, a killed Ray worker, 
 test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
 	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
-train-lock: ## re-resolve requirements/train.in into requirements/train.lock (needs PyPI)
+train-lock: ## re-resolve requirements/train.in into requirements/train.lock, with hashes (needs PyPI)
 	rm -rf $(TRAIN_VENV).lock-tmp && $(PYTHON) -m venv $(TRAIN_VENV).lock-tmp
+	$(TRAIN_VENV).lock-tmp/bin/pip install -q --no-deps --require-hashes -r requirements/bootstrap.lock
 	$(TRAIN_VENV).lock-tmp/bin/pip install -q -r requirements/train.in
-	{ echo "# Generated from requirements/train.in by make train-lock."; \
-	  $(TRAIN_VENV).lock-tmp/bin/pip freeze --all --exclude pip --exclude setuptools | LC_ALL=C sort; } > requirements/train.lock
+	$(TRAIN_VENV).lock-tmp/bin/pip freeze --all --exclude pip --exclude setuptools --exclude uv | LC_ALL=C sort \
+		> $(TRAIN_VENV).lock-tmp/train.pins
+	$(TRAIN_VENV).lock-tmp/bin/uv pip compile -q --no-deps --generate-hashes --no-annotate --python-version 3.11 \
+		--custom-compile-command "make train-lock" -o requirements/train.lock $(TRAIN_VENV).lock-tmp/train.pins
 	rm -rf $(TRAIN_VENV).lock-tmp
 
 local-base: ## build local/python:3.11-bookworm with debootstrap (for machines that reach no registry)
