@@ -21,7 +21,6 @@ from pathlib import Path
 import pyarrow as pa
 from measure import (
     BENCH_DIR,
-    REPO_DIR,
     WorkerError,
     driver_args,
     driver_parser,
@@ -35,6 +34,7 @@ from measure import (
 from common.config import KilnConfig, load_config
 from demo.generator import generate_demo_corpus
 from demo.realtext.build import DOCS_FILE, build_devset
+from demo.realtext.sources import default_cache
 from stages.clean.lid import bundled_model_path
 from stages.ingest.documents import read_documents
 
@@ -47,7 +47,6 @@ GOAL_DOCS_PER_S = 1500
 GOAL_RATIO = 20
 GOAL_SIGNALS_DOCS_PER_S = 10_000
 GOAL_SHARE_OF_LID = 0.5
-DEVSET_CACHE = REPO_DIR / ".cache" / "devset"
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def prepare_input(args: argparse.Namespace, cfg: KilnConfig, work: Path) -> Benc
     """Generate the demo corpus (or build the development set) under ``work`` and write its
     documents for both workers."""
     if args.corpus == "devset":
-        build_devset(work / "devset", DEVSET_CACHE, seed=args.seed)
+        build_devset(work / "devset", default_cache(), seed=args.seed)
         inputs = [str(work / "devset" / DOCS_FILE)]
     else:
         inputs = [str(generate_demo_corpus(work / "demo", args.docs, args.seed).corpus_dir)]

