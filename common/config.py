@@ -195,6 +195,7 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
     "too_short": _rule("q_tokens", min={"*": 20}),
     "mojibake": _rule("q_mojibake_frac", max={"*": 0.002}),
     "mojibake_marks": _rule("q_mojibake_marks", max={"*": 0}),
+    "mojibake_lost": _rule("q_lost_char_frac", max={"*": 0.005}),
     "mojibake_han": _rule("q_rare_han_frac", max={"*": 0.25}),
     "symbol_runs": _rule("q_symbol_run_frac", max={"*": 0.1}),
     "decorative_symbols": _rule("q_decorative_frac", max={"*": 0.05}),

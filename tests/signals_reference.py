@@ -167,6 +167,25 @@ def spam_matcher(patterns: tuple[str, ...]) -> SpamMatcher | None:
     return SpamMatcher(patterns) if patterns else None
 
 
+LETTER_RE = re.compile(r"[^\W\d_]")
+
+
+def _lost_marks(text: str) -> int:
+    """Question marks in place of lost characters: inside a word, or a run after no letter of three or more with
+    more of the token after it, or of eight or more; tokens with "/", "=", "&" or "%" are not read."""
+    lost = 0
+    for token in text.split():
+        if any(c in token for c in "/=&%"):
+            continue
+        for run in re.finditer(r"\?+", token):
+            before = run.start() > 0 and LETTER_RE.fullmatch(token[run.start() - 1]) is not None
+            after = run.end() < len(token) and LETTER_RE.fullmatch(token[run.end()]) is not None
+            length = len(run.group())
+            if (before and after) or (not before and length >= 3 and (run.end() < len(token) or length >= 8)):
+                lost += length
+    return lost
+
+
 def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = None) -> dict[str, float]:
     """The per-document (non-repetition) q_* signals of one document and its tokens."""
     han = HAN_RE.findall(text)
@@ -191,6 +210,7 @@ def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = No
         "q_mojibake_marks": _mojibake_marks(text),
         "q_rare_han_frac": (len(han) - sum(map(common_han().__contains__, han))) / len(han) if len(han) >= 20 else 0.0,
         "q_stub_frac": _stub_frac(text),
+        "q_lost_char_frac": lost / non_space if (lost := _lost_marks(text)) >= 3 else 0.0,
     }
     if spam is not None:
         lowered_text = text.lower()

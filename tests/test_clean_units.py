@@ -186,6 +186,41 @@ def test_lossy_mojibake_is_marked_and_french_is_not():
     assert _signals(french)["q_mojibake_marks"] == 0
 
 
+EN_APOSTROPHES = (
+    "It’s said that the river’s delta doesn’t flood as it once did. Farmers who’ve lived there all their lives "
+    "say they’d never seen the water so low, and the fishermen’s catches aren’t what they were. “We’re told "
+    "it’s the dams,” one of them said, “but nobody’s sure.”\n" + EN_PARAGRAPH)
+
+
+def _lost_verdict(text: str, lang: str) -> str | None:
+    """The verdict of the mojibake_lost rule alone."""
+    rules = [rule for rule in build_rules(CFG.rules) if rule.name == "mojibake_lost"]
+    signals = {k: np.array([v]) for k, v in _signals(text).items()}
+    return apply_rules(rules, signals, [lang], [None])[0][0]
+
+
+def test_characters_lost_to_question_marks_drop_the_document():
+    """Text written through an encoding that could not hold it, with errors="replace"."""
+    for text, lang in ((ZH_PARAGRAPH.encode("ascii", "replace").decode(), "zh"),
+                       (EN_APOSTROPHES.encode("ascii", "replace").decode(), "en"),
+                       ((ZH_PARAGRAPH + "\n" + EN_PARAGRAPH).encode("latin-1", "replace").decode(), "en")):
+        assert _signals(text)["q_lost_char_frac"] > 0.005
+        assert _lost_verdict(text, lang) == "mojibake_lost"
+
+
+def test_a_few_lost_characters_stay_and_ordinary_question_marks_are_not_lost_characters():
+    one_lost = EN_PARAGRAPH.replace("The river basin", "The river?s basin")
+    assert _signals(one_lost)["q_lost_char_frac"] == 0.0 and _lost_verdict(one_lost, "en") is None
+    ordinary = (
+        "What??? Really?? Yes. Is it longer than the Nile? No.\nSearch it: https://example.org/find?q=yangtze&lang=en "
+        "or index.php?title=Yangtze_River.\nThe pattern colou?r matches both spellings; in C#, a ?? b picks the first "
+        "value that is not null, and x ??= y assigns only when x is null.\n???\n" + EN_PARAGRAPH)
+    assert _signals(ordinary)["q_lost_char_frac"] == 0.0
+    for text, lang in ((ordinary, "en"), (ZH_PARAGRAPH + "长江有多长？六千三百公里。", "zh"), (EN_APOSTROPHES, "en"),
+                       (TECH_EN, "en"), (MAN_PAGE, "en")):
+        assert _lost_verdict(text, lang) is None
+
+
 def test_an_index_page_is_navigation_and_a_poem_is_not():
     index = "\n".join(f"{name}() (in module {module})" for name in ("fill", "wrap", "dedent", "indent", "shorten")
                       for module in ("textwrap", "curses", "turtle", "string", "pprint"))

@@ -47,6 +47,43 @@ LINE_SIGNALS = ("q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_
                 "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac")
 
 
+MIN_LOST_MARKS = 3
+"""Fewer question marks in place of lost characters than this are left in the text and not scored."""
+MIN_RUN, MIN_RUN_AT_END = 3, 8
+URL_OR_CODE_CHARS = "/=&%"
+
+
+def lost_marks(batch: BatchText) -> np.ndarray:
+    """Per document: question marks standing where characters were lost (text written through a legacy
+    encoding with errors="replace"): inside a word ("don?t", "r?sum?"), or a run that follows no letter
+    ("???????" for a Chinese phrase) of three or more with text right after it, or of eight or more (a
+    "???" after a space and before the next word or line is a reader's puzzlement). Tokens holding "/",
+    "=", "&" or "%" (URLs, queries, code) are not read."""
+    marks = batch.cp == ord("?")
+    if not marks.any():
+        return np.zeros(batch.docs)
+    runs = batch.runs(marks)
+    letter = batch.has(bt.LETTER)
+    letter_before = ~batch.doc_first[runs.start] & letter[np.maximum(runs.start - 1, 0)]
+    after = np.minimum(runs.end, batch.size - 1)
+    letter_after = ~batch.doc_last[runs.end - 1] & letter[after]
+    text_after = ~batch.doc_last[runs.end - 1] & ~batch.has(bt.SPACE)[after]
+    alone = (runs.length >= MIN_RUN) & ~letter_before & (text_after | (runs.length >= MIN_RUN_AT_END))
+    candidates = np.flatnonzero((letter_before & letter_after) | alone)
+    counted = np.zeros(batch.docs)
+    if len(candidates) == 0:
+        return counted
+    spaces = np.flatnonzero(batch.has(bt.SPACE))
+    for run in candidates.tolist():  # few: read the token around each
+        start, end, doc = int(runs.start[run]), int(runs.end[run]), int(batch.doc_of[runs.start[run]])
+        before = np.searchsorted(spaces, start)
+        token_start = max(int(spaces[before - 1]) + 1 if before else 0, int(batch.starts[doc]))
+        token_end = min(int(spaces[before]) if before < len(spaces) else batch.size, int(batch.starts[doc + 1]))
+        if not any(c in batch.joined[token_start:token_end] for c in URL_OR_CODE_CHARS):
+            counted[doc] += end - start
+    return counted
+
+
 def _symbol_run_chars(text: str) -> int:
     return sum(len(match.group(0)) for match in REPEATED_UNIT_RE.finditer(text))
 
@@ -140,6 +177,7 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     han = chars.han
     words, word_chars, function_words = chars.latin_words, chars.latin_word_chars, chars.function_words
     marks = chars.debris + chars.orphans
+    lost = lost_marks(batch)
     symbol_runs = np.zeros(docs)
     for d in np.flatnonzero(chars.repeated_unit).tolist():
         symbol_runs[d] = _symbol_run_chars(texts[d])
@@ -162,6 +200,7 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
         "q_mojibake_marks": np.where((chars.orphan_leads > 0) & (marks >= 0.5 * chars.latin1_letters), marks, 0.0),
         "q_rare_han_frac": np.where(han >= 20, (han - chars.common_han) / np.maximum(han, 1), 0.0),
         "q_stub_frac": stubs,
+        "q_lost_char_frac": np.where(lost >= MIN_LOST_MARKS, lost / non_space, 0.0),
     }
     if spam is not None:
         columns["q_spam_line_frac"] = spam_line_frac(texts, spam)
