@@ -1,5 +1,6 @@
-"""A Ray worker killed in the middle of a stage on a multi-node cluster: Ray retries its task on another
-worker, the stage finishes, and its output is byte-identical to local mode: nothing lost, nothing twice."""
+"""A Ray worker killed in the middle of a stage on a multi-node cluster (a head and a node of two workers):
+Ray retries its task on another worker, the stage finishes, and its output is byte-identical to local
+mode: nothing lost, nothing twice."""
 
 from __future__ import annotations
 
@@ -76,9 +77,8 @@ def test_a_worker_killed_mid_stage_is_retried_and_the_output_is_byte_identical(t
     auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_USAGE_STATS_ENABLED": "0"}
     with RayNodes(child_env(**auth)) as nodes:
         nodes.start_head(num_cpus=0)
-        for count in (2, 3):
-            nodes.add_worker(num_cpus=1, resources='{"clean": 1}')
-            nodes.wait_for_nodes(count)
+        nodes.add_worker(num_cpus=2, resources='{"clean": 2}')  # two workers: a killed one's task goes to the other
+        nodes.wait_for_nodes(2)
         env = child_env(RAY_ADDRESS=nodes.address, **auth)
         no_retry, _ = _clean_with_a_kill(run_dir, env, tmp_path / "no-retry.log", "--set", "ray.task_retries=0")
         assert no_retry.returncode == 2 and "Traceback" not in no_retry.stderr, no_retry.stderr[-3000:]
