@@ -63,7 +63,7 @@ def parse_args() -> argparse.Namespace:
     parser = driver_parser(__doc__, DEFAULT_DOCS)
     parser.add_argument("--corpus", choices=("demo", "devset"), default="demo",
                         help="the demo corpus of --docs records (default), or the real-text development set "
-                             "(`kiln devset`, packages cached in .cache/devset; --docs is ignored)")
+                             "(`kiln devset`, packages cached in ~/.cache/kiln/devset; --docs is ignored)")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                         help=f"time each side this many times and report its fastest run (default {DEFAULT_RUNS})")
     args = driver_args(parser, "clean.json")
