@@ -439,6 +439,21 @@ def test_only_the_clean_stage_autoscales_on_its_own_custom_resource(data):
     group = cluster["workerGroupSpecs"][0]
     assert (group["replicas"], group["minReplicas"]) == (0, 0) and group["maxReplicas"] > 0
     assert group["resources"][resource] == group["resources"]["CPU"]
+    # with no clean worker up, clean's tasks must still ask for the resource (or they would wait for a head
+    # CPU that does not exist), and wait long enough for a pod to be scheduled and pulled
+    for stage, job in _rayjobs(data).items():
+        overrides = _entrypoint_overrides(job)
+        if stage == "clean":
+            assert overrides.get("ray.scale_on_demand") == "true", overrides
+            assert float(overrides.get("ray.unschedulable_timeout_s", 0)) >= 300, overrides
+        else:
+            assert "ray.scale_on_demand" not in overrides, stage
+
+
+def _entrypoint_overrides(job: dict) -> dict[str, str]:
+    """The --set KEY=VALUE overrides of a RayJob's entrypoint."""
+    words = job["spec"]["entrypoint"].split()
+    return dict(words[i + 1].split("=", 1) for i, word in enumerate(words) if word == "--set")
 
 
 def test_run_data_applies_the_stages_in_pipeline_order():
