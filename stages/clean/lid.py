@@ -221,18 +221,22 @@ def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None =
             guesses[i] = guess
     decisions = []
     for i, guess in enumerate(guesses):
-        top = ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
         if foreign[i]:
             script = scripts.dominant[i]
             lang = f"und-{script}" if guess.lang in lid.thresholds else guess.lang
             decisions.append(LangDecision(
                 lang, guess.scores.get(lang, 0.0), False,
                 f"script {script}: {target_share[i]:.0%} of its letters in {'/'.join(targets)} (needs "
-                f"{lid.min_target_script_share:.0%}); fastText {top}"))
+                f"{lid.min_target_script_share:.0%}); fastText {_top_scores(guess)}"))
             continue
         accepted = accepted_language(guess, lid)
         lang = accepted or guess.lang
         decisions.append(LangDecision(lang, guess.scores.get(lang, guess.score), accepted is not None,
-                                      None if accepted else f"lang_score {top} (needs {lid.thresholds})"))
+                                      None if accepted else f"lang_score {_top_scores(guess)} (needs {lid.thresholds})"))
     return decisions
+
+
+def _top_scores(guess: LangGuess) -> str:
+    """fastText's three best labels with their scores, for the exclusions of a document not kept."""
+    return ", ".join(f"{lang}={score:.3f}" for lang, score in sorted(guess.scores.items(), key=lambda kv: -kv[1])[:3])
 

@@ -58,11 +58,14 @@ class BatchScripts:
     def target_lines(self, docs: Collection[int]) -> list[str]:
         """For each document of ``docs``, its lines whose letters are mostly in the target scripts (a quotation
         in another script left out), joined by newlines."""
+        if not docs:
+            return []
         batch = self._batch
         lines = batch.lines()
-        line_doc = batch.doc_of[lines.start]
-        letters = batch.span_counts(self._counted, lines.start, lines.end)
-        kept = batch.span_counts(self._in_target, lines.start, lines.end) * 2 >= letters
-        return ["\n".join(batch.joined[a:b] for a, b in zip(lines.start[(line_doc == doc) & kept],
-                                                          lines.end[(line_doc == doc) & kept], strict=True))
-                for doc in docs]
+        kept = (batch.span_counts(self._in_target, lines.start, lines.end) * 2
+                >= batch.span_counts(self._counted, lines.start, lines.end))
+        start, end = lines.start[kept], lines.end[kept]
+        bounds = np.searchsorted(batch.doc_of[start], [*docs, *(d + 1 for d in docs)])  # lines run doc by doc
+        first, last = bounds[:len(docs)], bounds[len(docs):]
+        return ["\n".join(batch.joined[a:b] for a, b in zip(start[lo:hi].tolist(), end[lo:hi].tolist(), strict=True))
+                for lo, hi in zip(first.tolist(), last.tolist(), strict=True)]
