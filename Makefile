@@ -12,24 +12,26 @@ PYTEST_ARGS ?=
 NPROC    ?= 1
 TRAIN_CONFIG ?= configs/train-cpu.yaml
 
+# A venv is made by python -m venv, then uv (pinned in requirements/bootstrap.lock) installs lock files into
+# it, every file checked against the lock's hashes, and Kiln itself (editable) beside them; it is rebuilt
+# when its lock files or this recipe change. Installed modules are compiled to bytecode here, once: a Ray
+# start imports hundreds of them in each of its processes, and compiling them in every process (as under
+# PYTHONDONTWRITEBYTECODE) doubles the start's time.
+UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps --require-hashes -r requirements/bootstrap.lock && \
+             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps --require-hashes $(2) && \
+             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e . && \
+             $(1)/bin/python -W ignore::SyntaxWarning -m compileall -q -j 0 $(1)/lib
+
 PY       := $(VENV)/bin/python
 LOCKS    := requirements/bootstrap.lock requirements/data.lock requirements/nodeps.in requirements/dev.lock
-LOCK_ID  := $(shell cat $(LOCKS) pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+LOCK_ID  := $(shell { cat $(LOCKS) pyproject.toml; echo '$(value UV_INSTALL)'; } 2>/dev/null | sha256sum | cut -c1-16)
 STAMP    := $(VENV)/.installed-$(LOCK_ID)
 
 # The trainer's environment: MindSpore with numpy < 2 and no pyarrow, so it lives apart from .venv.
 TRAIN_VENV     ?= .venv-train
 TRAIN_PY       := $(TRAIN_VENV)/bin/python
-TRAIN_LOCK_ID  := $(shell cat requirements/bootstrap.lock requirements/train.lock pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+TRAIN_LOCK_ID  := $(shell { cat requirements/bootstrap.lock requirements/train.lock pyproject.toml; echo '$(value UV_INSTALL)'; } 2>/dev/null | sha256sum | cut -c1-16)
 TRAIN_STAMP    := $(TRAIN_VENV)/.installed-$(TRAIN_LOCK_ID)
-
-# A venv is made by python -m venv, then uv (pinned in requirements/bootstrap.lock) installs lock files into
-# it, every file checked against the lock's hashes, and Kiln itself (editable) beside them. Installed modules
-# are compiled to bytecode once, here: a Ray start imports hundreds of them in every one of its processes,
-# and compiling them again in each (as under PYTHONDONTWRITEBYTECODE) doubles the start's time.
-UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps --require-hashes -r requirements/bootstrap.lock && \
-             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps --require-hashes --compile-bytecode $(2) && \
-             $(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e .
 
 # make test runs each suite on TEST_WORKERS pytest-xdist workers (the tests wait on Ray and child processes
 # for much of their time, so two workers finish sooner than one on two cores).
@@ -37,7 +39,7 @@ UV_INSTALL = $(1)/bin/python -m pip install -q --no-deps --require-hashes -r req
 # current-cluster file, and two clusters starting at once on one machine have left a worker node unjoined.
 # Where PYTEST_ARGS leaves a part with no test to run (pytest's exit code 5), that part passes.
 TEST_WORKERS ?= 2
-RAY_NODE_MODULES := tests/test_ray_cluster.py tests/test_ray_autoscale.py tests/test_ray_local.py
+RAY_NODE_MODULES := tests/test_ray_cluster.py tests/test_ray_autoscale.py
 DATA_TESTS  = $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --ignore=tests/containers --ignore=tests/faults \
               $(addprefix --ignore=,$(K8S_POD_TESTS) $(RAY_NODE_MODULES))
 RAY_NODE_TESTS = $(PY) -m pytest $(RAY_NODE_MODULES)

@@ -1,7 +1,8 @@
 """The same command on a Ray cluster gives the shards, manifests and tokens of local mode, byte for
 byte: on a plain `ray start --head` that declares no Kiln resource, and with a second node on
-127.0.0.1 that declares the clean stage's resource (token auth on); tests/test_ray_scheduling.py
-checks that tasks no node could run fail the stage instead of waiting."""
+127.0.0.1 that declares the clean stage's resource (token auth on). Local mode itself, run while that
+cluster is up, starts its own private Ray instead of joining it. tests/test_ray_scheduling.py checks
+that tasks no node could run fail the stage instead of waiting."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kiln.ray_nodes import RayNodes
+from kiln.ray_nodes import CURRENT_CLUSTER, RayNodes
 from tests.conftest import REPO, child_env, cli
 
 pytestmark = pytest.mark.usefixtures("no_ray_in_this_process")
@@ -37,11 +38,16 @@ def _assert_same_outputs(local: Path, cluster: Path) -> None:
 @pytest.mark.slow
 def test_make_data_on_ray_clusters_is_byte_identical_to_local_mode(tmp_path: Path):
     run_dir = tmp_path / "run"  # every run uses the same root: manifests record their input paths
-    cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(run_dir), timeout=900)
-    local = run_dir.rename(tmp_path / "local")
     auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32), "RAY_USAGE_STATS_ENABLED": "0"}
     with RayNodes(child_env(**auth)) as nodes:
         nodes.start_head(num_cpus=2)  # a plain cluster: `ray start --head --num-cpus=2`, no custom resource
+        assert str(nodes.port) in CURRENT_CLUSTER.read_text(), "the cluster a plain ray.init() would join"
+        reference = cli("-m", "kiln", "run", "--demo", "--demo-docs", DEMO_DOCS, "--data-dir", str(run_dir),
+                        timeout=900)
+        assert "starting a private local Ray with" in reference.stderr
+        assert "connecting to the Ray cluster" not in reference.stderr
+        local = run_dir.rename(tmp_path / "local")
+
         env = child_env(RAY_ADDRESS=nodes.address, **auth)
         plain = subprocess.run(["make", "data", f"DATA_DIR={run_dir}", f"DEMO_DOCS={DEMO_DOCS}"], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=900)
