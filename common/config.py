@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -20,7 +21,10 @@ from common.errors import ConfigError
 from common.signal_names import SIGNAL_NAMES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
+# The shipped configs: the repository's configs/, or KILN_CONFIG_DIR where Kiln is installed as a package
+# (Dockerfile.ascend: the wheel in site-packages, configs/ in /opt/kiln).
+CONFIG_DIR = Path(os.environ.get("KILN_CONFIG_DIR") or REPO_ROOT / "configs")
+DEFAULT_CONFIG = CONFIG_DIR / "default.yaml"
 
 
 class Section(BaseModel):

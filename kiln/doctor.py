@@ -28,7 +28,6 @@ from common.errors import KilnError
 OK, WARN, FAIL, NA = "ok", "warn", "fail", "n/a"
 MIN_FREE_MEMORY_GIB = 4.0
 MIN_FREE_DISK_GIB = 10.0
-REPO_ROOT = Path(__file__).resolve().parent.parent
 SUPPORTED_PYTHON = ((3, 11), (3, 12))  # pyproject.toml: requires-python >=3.11,<3.12
 MINDSPORE_SERIES = "2.10"
 ASCEND_CHECKS = ("cann", "set_env.sh", "mindspore+cann", "npu-smi", "devices")

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from common.config import REPO_ROOT, load_config
+from common.config import CONFIG_DIR, load_config
 from common.errors import KilnError
 from common.lock import data_dir_lock
 from common.log import setup_logging
@@ -21,7 +21,7 @@ from common.runner import MapStage, run_stage
 from common.stage_cli import CONFIG_EPILOG, add_run_options
 from kiln.status import format_status, stage_status, token_summary
 
-DEMO_CONFIG = REPO_ROOT / "configs" / "demo.yaml"
+DEMO_CONFIG = CONFIG_DIR / "demo.yaml"
 
 
 def pipeline_stages() -> list[MapStage]:

@@ -2,7 +2,7 @@
 
 The aarch64 MindSpore wheel is tagged ``none-any``, so a resolver can install it on x86_64 (and
 the reverse); this reads the ELF machine field of MindSpore's shared libraries.
-Usage: python3 check_wheel_arch.py amd64|arm64
+Usage: python3 -m stages.train.check_wheel_arch amd64|arm64
 """
 
 from __future__ import annotations

@@ -124,11 +124,15 @@ def test_clean_as_a_ray_job_on_two_compose_workers_gives_the_same_shards(
 
 def test_the_ascend_image_smoke_build_trains_a_few_cpu_steps(docker: str, base_image: str, chain: Path,
                                                               tmp_path: Path):
-    """Dockerfile.ascend built on the Python base instead of CANN: the same trainer trains on CPU, and
-    kiln doctor passes there with the Ascend checks marked as not applying."""
+    """Dockerfile.ascend built on the Python base instead of CANN: Kiln runs from its installed package
+    with the configs in /opt/kiln, the same trainer trains on CPU, and kiln doctor passes there with the
+    Ascend checks marked as not applying."""
     run("make", "image-ascend-smoke", f"DOCKER={docker}", f"BASE_IMAGE={base_image}", "IMAGE_PREFIX=kiln")
     image = next(line.split()[0] + ":" + line.split()[1] for line in run(
         docker, "images", "kiln/train-ascend-smoke", "--format", "{{.Repository}} {{.Tag}}").stdout.splitlines())
+    where = run(docker, "run", "--rm", "--network", "none", image, "python", "-c",
+                "import stages.train, common.config as c; print(stages.train.__file__, c.DEFAULT_CONFIG.is_file())")
+    assert where.stdout.split() == ["/opt/venv/lib/python3.11/site-packages/stages/train/__init__.py", "True"]
     data = tmp_path / "data"
     shutil.copytree(chain / "tokenize", data / "tokenize")
     run("chmod", "-R", "a+rwX", str(tmp_path))
