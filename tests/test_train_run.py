@@ -21,6 +21,7 @@ from safetensors.numpy import load_file
 
 from common.errors import ConfigError
 from common.faults import FAULT_ENV
+from stages.train.checkpoint import checkpoint_dir
 from stages.train.config import load_trainer_config
 from tests.token_files import learnable_stream, write_token_folder
 
@@ -68,7 +69,11 @@ def weights(run_dir: Path, name: str = "latest") -> dict[str, np.ndarray]:
 
 
 def state(run_dir: Path, name: str = "latest") -> dict:
-    return json.loads((run_dir / "checkpoints" / name / "trainer_state.json").read_text())
+    """The trainer state of checkpoint ``name`` as a resume reads it: ``name/``, or ``name.old/`` when a kill
+    landed between the two renames that swap a new checkpoint in."""
+    directory = checkpoint_dir(run_dir / "checkpoints", name)
+    assert directory is not None, f"no checkpoint {name} under {run_dir / 'checkpoints'}"
+    return json.loads((directory / "trainer_state.json").read_text())
 
 
 def metric_lines(run_dir: Path, name: str = "metrics.jsonl") -> list[dict]:
