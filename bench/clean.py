@@ -1,6 +1,6 @@
 """Clean throughput per core: Kiln's clean stage against datatrove's FineWeb filters, on the same documents.
 
-Run from anywhere with Kiln's environment:  .venv/bin/python bench/clean.py [--corpus demo|devset] [--docs N] [--runs N] [--out DIR] [--core N]
+Run from anywhere with Kiln's environment:  .venv/bin/python bench/clean.py [--corpus demo|devset|devset2] [--docs N] [--runs N] [--out DIR] [--core N]
 
 Generates the demo corpus (or builds the real-text development set), reads it as Kiln's ingest
 does, then times each side in its own process pinned to one core: Kiln's clean_batch (and each
@@ -61,9 +61,10 @@ class BenchInput:
 
 def parse_args() -> argparse.Namespace:
     parser = driver_parser(__doc__, DEFAULT_DOCS)
-    parser.add_argument("--corpus", choices=("demo", "devset"), default="demo",
-                        help="the demo corpus of --docs records (default), or the real-text development set "
-                             "(`kiln devset`, packages cached in ~/.cache/kiln/devset; --docs is ignored)")
+    parser.add_argument("--corpus", choices=("demo", "devset", "devset2"), default="demo",
+                        help="the demo corpus of --docs records (default), or the first or second real-text "
+                             "development set (`kiln devset --devset 1|2`, packages cached in ~/.cache/kiln/devset; "
+                             "--docs is ignored)")
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS,
                         help=f"time each side this many times and report its fastest run (default {DEFAULT_RUNS})")
     args = driver_args(parser, "clean.json")
@@ -75,8 +76,8 @@ def parse_args() -> argparse.Namespace:
 def prepare_input(args: argparse.Namespace, cfg: KilnConfig, work: Path) -> BenchInput:
     """Generate the demo corpus (or build the development set) under ``work`` and write its
     documents for both workers."""
-    if args.corpus == "devset":
-        build_devset(work / "devset", default_cache(), seed=args.seed)
+    if args.corpus.startswith("devset"):
+        build_devset(work / "devset", default_cache(), seed=args.seed, which="2" if args.corpus == "devset2" else "1")
         inputs = [str(work / "devset" / DOCS_FILE)]
     else:
         inputs = [str(generate_demo_corpus(work / "demo", args.docs, args.seed).corpus_dir)]
@@ -226,7 +227,7 @@ def run_bench(args: argparse.Namespace) -> dict:
     model = Path(cfg.clean.lid.model_path) if cfg.clean.lid.model_path else bundled_model_path()
     with tempfile.TemporaryDirectory(prefix="kiln-bench-clean-") as tmp:
         work = Path(tmp)
-        log(f"building the development set (seed {args.seed})" if args.corpus == "devset"
+        log(f"building the development set (seed {args.seed})" if args.corpus.startswith("devset")
             else f"generating the demo corpus ({args.docs:,} records, seed {args.seed})")
         bench = prepare_input(args, cfg, work)
         kiln = measure_kiln(bench, args.core, args.runs, work)

@@ -1,9 +1,10 @@
-"""Build the real-text development set: sampled clean documents of every genre, planted defects, truth.
+"""Build a real-text development set: sampled clean documents of every genre, planted defects, truth.
 
-The same packages and seed give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean
-documents are real text; defects are planted on copies of them (duplicates, mojibake,
-timestamps) or are real pages of their own kind (navigation pages of the Python documentation)
-or ad copy written for the set (spam).
+Two sets, cut from disjoint packages (``sources.FIRST`` and ``SECOND``): the same packages and seed
+give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean documents are real text; defects are
+planted on copies of them (duplicates, mojibake, timestamps) or are real pages of their own kind
+(navigation, title, copyright, contents and index pages; pages in a script no target language
+uses) or ad copy written for the set (spam).
 """
 
 from __future__ import annotations
@@ -13,31 +14,68 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from common.files import atomic_write_json
 from common.text import TOKEN_RE
 from demo import content_defects
-from demo.realtext import genres, spam
+from demo.realtext import genres, second, spam
 from demo.realtext.genres import Document
-from demo.realtext.sources import Fetched, fetch
+from demo.realtext.second import Page
+from demo.realtext.sources import FIRST, SECOND, Fetched, SourceSet, fetch
 from demo.truth import KEPT_DEFECTS, TruthRecord
 
 DOCS_FILE = "docs.jsonl"
 SUMMARY_FILE = "devset.json"
-# Clean documents sampled per genre (all of them where a package holds fewer).
-GENRES: dict[str, tuple[int, Callable[[Path], Iterator[Document]]]] = {
-    "en/man": (300, lambda root: genres.man_pages(root, "", "en")),
-    "en/python_docs": (350, genres.python_docs),
-    "en/debian_reference": (250, lambda root: genres.debian_reference(root, "en")),
-    "en/quotations": (300, genres.english_quotations),
-    "en/dialogue": (300, lambda root: genres.conversations(root, "en")),
-    "zh/man": (300, lambda root: genres.man_pages(root, "zh_CN", "zh")),
-    "zh/debian_reference": (250, lambda root: genres.debian_reference(root, "zh")),
-    "zh/news": (400, genres.people_daily),
-    "zh/poems": (300, genres.chinese_poems),
-    "zh/quotations": (300, genres.chinese_quotations),
-    "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
+Reader = Callable[[Path], Iterator[Document]]
+
+
+@dataclass(frozen=True)
+class DevSet:
+    """One development set: its packages, the clean documents sampled per genre (all of them where a
+    package holds fewer) and the real pages planted whole as defects."""
+
+    sources: SourceSet
+    genres: dict[str, tuple[int, Reader]]
+    pages: Callable[[Path], Iterator[Page]]
+
+
+def _navigation(root: Path) -> Iterator[Page]:
+    for name, text in genres.navigation_pages(root):
+        yield Page(name, "en", "python-docs", "navigation", "boilerplate", text, f"https://docs.python.org/3/{name}")
+
+
+def _second_pages(root: Path) -> Iterator[Page]:
+    yield from second.boilerplate_pages(root)
+    yield from second.other_script_pages(root)
+
+
+DEVSETS = {
+    "1": DevSet(FIRST, {
+        "en/man": (300, lambda root: genres.man_pages(root, "", "en")),
+        "en/python_docs": (350, genres.python_docs),
+        "en/debian_reference": (250, lambda root: genres.debian_reference(root, "en")),
+        "en/quotations": (300, genres.english_quotations),
+        "en/dialogue": (300, lambda root: genres.conversations(root, "en")),
+        "zh/man": (300, lambda root: genres.man_pages(root, "zh_CN", "zh")),
+        "zh/debian_reference": (250, lambda root: genres.debian_reference(root, "zh")),
+        "zh/news": (400, genres.people_daily),
+        "zh/poems": (300, genres.chinese_poems),
+        "zh/quotations": (300, genres.chinese_quotations),
+        "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
+    }, _navigation),
+    "2": DevSet(SECOND, {
+        "en/install_guide": (250, lambda root: second.install_guide(root, "en")),
+        "en/postgres_docs": (300, second.postgres_docs),
+        "en/bash_manual": (250, second.bash_manual),
+        "en/jargon": (300, second.jargon),
+        "en/devils_dictionary": (250, second.devils_dictionary),
+        "en/dialogue": (250, lambda root: second.visual_novel(root, "en")),
+        "zh/install_guide": (250, lambda root: second.install_guide(root, "zh")),
+        "zh/debian_guides": (250, second.chinese_debian_guides),
+        "zh/dialogue": (250, lambda root: second.visual_novel(root, "zh")),
+    }, _second_pages),
 }
 # Defects planted into sampled documents in place (the document is then no longer clean), and
 # duplicates added as copies of clean ones, as shares of the sampled documents.
@@ -69,9 +107,9 @@ def _url(doc: Document) -> str | None:
     return template.format(page=page)
 
 
-def _sample(rng: random.Random, root: Path) -> list[Document]:
+def _sample(rng: random.Random, root: Path, genre_readers: dict[str, tuple[int, Reader]]) -> list[Document]:
     chosen = []
-    for count, reader in GENRES.values():
+    for count, reader in genre_readers.values():
         unique = list({d.text: d for d in reader(root)}.values())
         chosen += sorted(rng.sample(unique, min(count, len(unique))), key=lambda d: d.name)
     return chosen
@@ -113,14 +151,16 @@ def _truth(sid: str, doc_lang: str, category: str, source: str, genre: str, defe
                        orig_sha256=extra.get("orig_sha256"), expected=expected, genre=genre)
 
 
-def build_devset(out_dir: Path, cache: Path, seed: int = 1234) -> dict:
-    """Write ``docs.jsonl``, ``truth.jsonl`` and ``devset.json`` under ``out_dir``; return the summary."""
-    with fetch(cache) as fetched:
-        return _build(out_dir, fetched, random.Random(seed), seed)
+def build_devset(out_dir: Path, cache: Path, seed: int = 1234, which: str = "1") -> dict:
+    """Write development set ``which`` (``DEVSETS``: "1" or "2") as ``docs.jsonl``, ``truth.jsonl`` and
+    ``devset.json`` under ``out_dir``; return the summary."""
+    devset = DEVSETS[which]
+    with fetch(cache, devset.sources) as fetched:
+        return _build(out_dir, fetched, random.Random(seed), seed, devset)
 
 
-def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int) -> dict:
-    clean = _sample(rng, fetched.root)
+def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int, devset: DevSet) -> dict:
+    clean = _sample(rng, fetched.root, devset.genres)
     records: list[tuple[dict, TruthRecord]] = []
     for i, doc in enumerate(clean):
         sid = f"{doc.source}-{i:05d}"
@@ -164,11 +204,11 @@ def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int) -> di
             records.append(({"id": sid, "text": spam.ad_page(rng, lang), "url": None, "source": f"ads-{lang}",
                              "category": "news", "title": sid},
                             _truth(sid, lang, "news", f"ads-{lang}", "spam", ["spam"])))
-    for i, (name, text) in enumerate(genres.navigation_pages(fetched.root)):
-        sid = f"python-docs-nav-{i:04d}"
-        records.append(({"id": sid, "text": text, "url": f"https://docs.python.org/3/{name}", "source": "python-docs",
-                         "category": "tech_docs", "title": name},
-                        _truth(sid, "en", "tech_docs", "python-docs", "navigation", ["boilerplate"])))
+    for i, page in enumerate(devset.pages(fetched.root)):
+        sid = f"{page.source}-{page.genre}-{i:04d}"
+        records.append(({"id": sid, "text": page.text, "url": page.url, "source": page.source,
+                         "category": "tech_docs", "title": page.name},
+                        _truth(sid, page.lang, "tech_docs", page.source, page.genre, [page.defect])))
     rng.shuffle(records)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -178,6 +218,7 @@ def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int) -> di
             docs.write(json.dumps(fields, ensure_ascii=False, sort_keys=True) + "\n")
             truth_file.write(truth.to_json() + "\n")
     summary = {
+        "set": devset.sources.name,
         "seed": seed,
         "packages": fetched.files,
         "documents": len(records),

@@ -136,6 +136,13 @@ def _html(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def page_text(html: str, main_marker: tuple[str, str] | None = None) -> str:
+    """The text of an HTML page (of its main content where ``main_marker`` names the element holding it)."""
+    parser = _TextOfHtml(main_marker)
+    parser.feed(html)
+    return _tidy("".join(parser.parts))
+
+
 def html_sections(html: str, main_marker: tuple[str, str] | None, min_chars: int = 600) -> list[str]:
     """The sections of an HTML page's main content, neighbouring short ones merged to ``min_chars``."""
     parser = _TextOfHtml(main_marker)
@@ -190,9 +197,7 @@ def navigation_pages(root: Path) -> Iterator[tuple[str, str]]:
     pages = [(p, _html(p)) for pattern in NAVIGATION_PAGES for p in sorted(base.glob(pattern))]
     pages += [(path, html) for path, html, is_contents in _chapter_pages(base) if is_contents]
     for path, html in pages:
-        parser = _TextOfHtml(PYTHON_MAIN)
-        parser.feed(html)
-        text = _tidy("".join(parser.parts))
+        text = page_text(html, PYTHON_MAIN)
         if len(text) > 200:
             yield str(path.relative_to(base)), _clip(text)
 

