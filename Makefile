@@ -123,7 +123,7 @@ status: $(STAMP) ## show what each stage under DATA_DIR has done
 	$(VENV)/bin/kiln status $(DATA_DIR)
 
 lock: ## re-resolve requirements/*.in into requirements/*.lock and the images' locks, with hashes (needs PyPI)
-	requirements/lock.sh $(PYTHON)
+	requirements/lock.sh data $(PYTHON)
 
 clean-data: ## delete DATA_DIR
 	rm -rf $(DATA_DIR)
@@ -152,14 +152,7 @@ test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
 	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
 
 train-lock: ## re-resolve requirements/train.in into requirements/train.lock, with hashes (needs PyPI)
-	rm -rf $(TRAIN_VENV).lock-tmp && $(PYTHON) -m venv $(TRAIN_VENV).lock-tmp
-	$(TRAIN_VENV).lock-tmp/bin/pip install -q --no-deps --require-hashes -r requirements/bootstrap.lock
-	$(TRAIN_VENV).lock-tmp/bin/pip install -q -r requirements/train.in
-	$(TRAIN_VENV).lock-tmp/bin/pip freeze --all --exclude pip --exclude setuptools --exclude uv | LC_ALL=C sort \
-		> $(TRAIN_VENV).lock-tmp/train.pins
-	$(TRAIN_VENV).lock-tmp/bin/uv pip compile -q --no-deps --generate-hashes --no-annotate --python-version 3.11 \
-		--custom-compile-command "make train-lock" -o requirements/train.lock $(TRAIN_VENV).lock-tmp/train.pins
-	rm -rf $(TRAIN_VENV).lock-tmp
+	requirements/lock.sh train $(PYTHON)
 
 local-base: ## build local/python:3.11-bookworm with debootstrap (for machines that reach no registry)
 	stages/base/local-base.sh $(DOCKER)
