@@ -43,7 +43,8 @@ class DevSet:
 
 def _navigation(root: Path) -> Iterator[Page]:
     for name, text in genres.navigation_pages(root):
-        yield Page(name, "en", "python-docs", "navigation", "boilerplate", text, f"https://docs.python.org/3/{name}")
+        yield Page(Document("navigation", "en", "tech_docs", "python-docs", name, text), "boilerplate",
+                   f"https://docs.python.org/3/{name}")
 
 
 def _second_pages(root: Path) -> Iterator[Page]:
@@ -205,10 +206,11 @@ def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int, devse
                              "category": "news", "title": sid},
                             _truth(sid, lang, "news", f"ads-{lang}", "spam", ["spam"])))
     for i, page in enumerate(devset.pages(fetched.root)):
-        sid = f"{page.source}-{page.genre}-{i:04d}"
-        records.append(({"id": sid, "text": page.text, "url": page.url, "source": page.source,
-                         "category": "tech_docs", "title": page.name},
-                        _truth(sid, page.lang, "tech_docs", page.source, page.genre, [page.defect])))
+        doc = page.doc
+        sid = f"{doc.source}-{doc.genre}-{i:04d}"
+        records.append(({"id": sid, "text": doc.text, "url": page.url, "source": doc.source,
+                         "category": doc.category, "title": doc.name},
+                        _truth(sid, doc.lang, doc.category, doc.source, doc.genre, [page.defect])))
     rng.shuffle(records)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -40,15 +40,16 @@ _RENPY_TAG = re.compile(r"\{[^{}]*\}")
 
 @dataclass(frozen=True)
 class Page:
-    """A real page planted as a defect: what it is, where it comes from, its text."""
+    """A real page planted whole as a defect: the document it is, the defect, and its address if it has one."""
 
-    name: str
-    lang: str
-    source: str
-    genre: str
+    doc: Document
     defect: str
-    text: str
     url: str | None = None
+
+
+def _page(name: str, lang: str, source: str, genre: str, defect: str, text: str) -> Page:
+    """A page of one of the manuals (category tech_docs)."""
+    return Page(Document(genre, lang, "tech_docs", source, name, text), defect)
 
 
 def _read(path: Path) -> str:
@@ -190,28 +191,28 @@ def visual_novel(root: Path, lang: str) -> Iterator[Document]:
 def boilerplate_pages(root: Path) -> Iterator[Page]:
     """The manuals' own title, copyright, contents and index pages."""
     for lang, folder in (("en", "en"), ("zh", "zh_CN")):
-        yield Page(f"install-guide/{folder}/index", lang, f"install-guide-{lang}", "front_matter", "boilerplate",
+        yield _page(f"install-guide/{folder}/index", lang, f"install-guide-{lang}", "front_matter", "boilerplate",
                    page_text(_read(root / INSTALL_GUIDE / folder / "index.html")))
     for folder in CHINESE_GUIDES:
         path = next((root / folder).glob("index.zh-cn.html"))
-        yield Page(f"{path.parent.parent.name}/index", "zh", "debian-guides-zh", "front_matter", "boilerplate",
+        yield _page(f"{path.parent.parent.name}/index", "zh", "debian-guides-zh", "front_matter", "boilerplate",
                    page_text(_read(path)))
     for (folder, pattern, lang, source) in ((INSTALL_GUIDE + "/en", "*.html", "en", "install-guide-en"),
                                             (INSTALL_GUIDE + "/zh_CN", "*.html", "zh", "install-guide-zh"),
                                             (POSTGRES_DOCS, "*.html", "en", "postgres-docs")):
         for path, text in _contents_pages(root / folder, pattern)[:CONTENTS_PAGES]:
-            yield Page(f"{source}/{path.stem}", lang, source, "contents", "boilerplate", text)
+            yield _page(f"{source}/{path.stem}", lang, source, "contents", "boilerplate", text)
     for name, genre in (("index", "front_matter"), ("legalnotice", "licence")):
-        yield Page(f"postgres/{name}", "en", "postgres-docs", genre, "boilerplate",
+        yield _page(f"postgres/{name}", "en", "postgres-docs", genre, "boilerplate",
                    page_text(_read(root / POSTGRES_DOCS / f"{name}.html")))
     index = page_text(_read(root / POSTGRES_DOCS / "bookindex.html"))
     for i, page in enumerate(itertools.islice(collection_pages(index.split("\n"), 3000, separator="\n"), INDEX_PAGES)):
-        yield Page(f"postgres/bookindex#{i}", "en", "postgres-docs", "index", "boilerplate", page)
+        yield _page(f"postgres/bookindex#{i}", "en", "postgres-docs", "index", "boilerplate", page)
     for name, html in _bash_parts(root):
         if "Index" in name or "GNU-Free" in name:
             pages = collection_pages(page_text(html).split("\n"), 3000, separator="\n")
             for i, page in enumerate(itertools.islice(pages, INDEX_PAGES)):
-                yield Page(f"bash/{name}#{i}", "en", "bash-manual", "licence" if "GNU-Free" in name else "index",
+                yield _page(f"bash/{name}#{i}", "en", "bash-manual", "licence" if "GNU-Free" in name else "index",
                            "boilerplate", page)
 
 
@@ -229,12 +230,12 @@ def other_script_pages(root: Path, per_language: int = 20) -> Iterator[Page]:
         chapters = _chapters(root / INSTALL_GUIDE / lang, "ch0*.html")
         texts = [t for _, html in chapters for t in html_sections(html, None, min_chars=400) if _in_own_script(t)]
         for i, text in enumerate(texts[:per_language]):
-            yield Page(f"install-guide/{lang}#{i}", lang, f"install-guide-{lang}", "other_script", "other_lang", text)
+            yield _page(f"install-guide/{lang}#{i}", lang, f"install-guide-{lang}", "other_script", "other_lang", text)
     for lang in OTHER_LANGS_HELP:
         pages = sorted((root / HELP_PAGES / lang / "gnome-help").glob("*.page"))
         texts = [t for t in (_help_text(_read(p)) for p in pages) if len(t) >= 300 and _in_own_script(t)]
         for i, text in enumerate(texts[:per_language]):
-            yield Page(f"gnome-help/{lang}#{i}", lang, f"gnome-help-{lang}", "other_script", "other_lang", text)
+            yield _page(f"gnome-help/{lang}#{i}", lang, f"gnome-help-{lang}", "other_script", "other_lang", text)
 
 
 def _help_text(xml: str) -> str:
