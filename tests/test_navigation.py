@@ -202,6 +202,13 @@ def test_index_contents_and_menu_pages_score_high(page):
     "Comparison with marshal", "What I Learned from Profiling Allocators", "textwrap — Text wrapping and filling", "abc —— 抽象基类", "abc——抽象基类",
     "argparse Command-line option and argument parsing library.", "curses (Unix) An interface to the curses library",
     "Home | News | Sport | Weather", "•  Getting started", "第三章 配置", "! (exclamation)",
+    # numbered headings: letters and Roman numerals, a word before the number, questions, sentence case
+    "B.2.6. Using a DHCP server to specify preconfiguration files", "A. Error Codes", "IV. Client Interfaces",
+    "Chapter 3. Before Installing the System", "Part VIII. Appendixes", "附录 B. 使用预置自动进行安装",
+    "1.2. What is this manual about?", "3.2. Back Up Your Existing Data!", "1.3. 好的，我知道了……什么是内核？！",
+    # index entries: terms and the sections they point to, apart by commas
+    "ALTER TABLE, ALTER TABLE", "array_agg, Aggregate Functions, Functions", "arithmetic, shell: Shell Arithmetic",
+    "--help",  # an option alone: an index entry
 ])
 def test_what_an_entry_is(line):
     assert _entry(line)
@@ -218,6 +225,10 @@ def test_what_an_entry_is(line):
     "南京－２．４－３．８－０．２",  # figures
     "x = compute(value)", "$ ls -l mypipe", "| assert_stmt", "@property",  # code
     "这里有一个配置的例子", "床前明月光，疑是地上霜。",
+    "mkdir -p data", "tar -xf archive.tar", "./configure --prefix", "chown user /srv/data",  # command lines
+    "1907 It satisfies the thirst and pleases the palate",  # a year is no section number
+    "2. Open the file and read every line.", "B.1. First this. Then that",  # numbered sentences
+    "I think we should go", "Well, I do not know what to say",
 ])
 def test_what_an_entry_is_not(line):
     assert not _entry(line)
@@ -451,6 +462,11 @@ TRICKY_LINES = [
     "全国主要城市物价指数", "白日依山尽，黄河入海流。", "对人要宽", "他的书", "天" * 25, "Ｔｉｔｌｅ　Ｗｏｒｄ",
     "end…", "So it goes!", "Why not?", "Done .", "(Note.)", "Wait... what", "e.g. this", "One; two",
     "word\u3000space", "tab\tseparated", "double  spaced", "trailing refs, [3]", "A—B", "A – B – C",
+    "B.1. Intro", "B.1 Intro", "A.", "A. ", "AB. Title", "IVA. Title", "VIII. Title", "VIII Title", "I. e. this",
+    "Chapter 3. Title", "Chapter 3 Title", "Chapter 3.1 Title", "Chapterandverse 3. Title", "Ch. 3. Title",
+    "附录 B. 介绍", "附录附录附录附 B. 介绍", "3.. Title", "3.a Title", "1907 Slogan of a year", "3. Ends.",
+    "3. Ends?!", "3. One. Two", "3. ?", "D.5 Concept Index", "E.1. Release 15.20", "x, y", "A, , B", "a,b, c",
+    "one, two,", "Oh, well", "-p", "--help me", "---x", "-", "/usr/bin", "../up", ".../x", "~/", "a/b", "~x",
 ]
 
 

@@ -202,12 +202,16 @@ def navigation_pages(root: Path) -> Iterator[tuple[str, str]]:
             yield str(path.relative_to(base)), _clip(text)
 
 
+DOCBOOK_TOC = re.compile(r'<div class="toc">.*?</dl>\s*</div>', re.S)
+"""A DocBook page's table of contents: a chapter's text is taken without it (the contents are navigation)."""
+
+
 def debian_reference(root: Path, lang: str) -> Iterator[Document]:
-    """Sections of the Debian Reference chapters in English or Simplified Chinese."""
+    """Sections of the Debian Reference chapters in English or Simplified Chinese, without their contents."""
     suffix = {"en": "en", "zh": "zh-cn"}[lang]
     base = root / f"usr/share/doc/debian-reference-{suffix}/docs"
     for path in sorted(base.glob(f"ch*.{suffix}.html")):
-        for i, text in enumerate(html_sections(_html(path), None, min_chars=800)):
+        for i, text in enumerate(html_sections(DOCBOOK_TOC.sub("", _html(path)), None, min_chars=800)):
             yield Document("debian_reference", lang, "tech_docs", f"debian-reference-{lang}", f"{path.stem}#{i}", text)
 
 
@@ -284,7 +288,7 @@ def conversations(root: Path, lang: str) -> Iterator[Document]:
         scripts = []
         for talk in data.get("conversations") or []:
             turns = [str(t).strip() for t in talk if str(t).strip()]
-            if len(turns) >= 2:
+            if len(turns) >= 2 and max(map(len, turns)) > 1:  # not a string the corpus split into letters
                 scripts.append("\n".join(f"{_SPEAKERS[lang][i % 2]}{colon}{t}" for i, t in enumerate(turns)))
         unique = list(dict.fromkeys(scripts))  # the corpus repeats some conversations verbatim
         for i, page in enumerate(collection_pages(unique, 500 if lang == "en" else 250)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import KilnError
-from demo.realtext.genres import Document, collection_pages, html_sections, page_text
+from demo.realtext.genres import DOCBOOK_TOC, Document, collection_pages, html_sections, page_text
 
 INSTALL_GUIDE = "usr/share/doc/installation-guide-amd64"
 POSTGRES_DOCS = "usr/share/doc/postgresql-doc-15/html"
@@ -29,7 +29,6 @@ CONTENTS_PAGES = 20  # contents pages taken from each manual, in file-name order
 OTHER_LANGS_GUIDE = ("el", "ja", "ko", "ru")
 OTHER_LANGS_HELP = ("as", "gu", "mr", "ta", "te")
 _DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_TOC = re.compile(r'<div class="toc">.*?</dl>\s*</div>', re.S)
 _NAV = re.compile(r'<div class="nav(?:header|footer)">.*?</div>', re.S)
 CONTENTS_MAX_TEXT = 500
 """A DocBook page whose text outside its table of contents and navigation bars is shorter than this is a
@@ -60,7 +59,7 @@ def _read(path: Path) -> str:
 
 
 def _is_contents_page(html: str) -> bool:
-    return bool(_TOC.search(html)) and len(page_text(_NAV.sub("", _TOC.sub("", html))).strip()) < CONTENTS_MAX_TEXT
+    return bool(DOCBOOK_TOC.search(html)) and len(page_text(_NAV.sub("", DOCBOOK_TOC.sub("", html))).strip()) < CONTENTS_MAX_TEXT
 
 
 def _chapters(folder: Path, pattern: str, skip: frozenset[str] = frozenset()) -> Iterator[tuple[Path, str]]:
@@ -70,7 +69,7 @@ def _chapters(folder: Path, pattern: str, skip: frozenset[str] = frozenset()) ->
         if not path.name.startswith("index.") and path.name not in skip:
             html = _read(path)
             if not _is_contents_page(html):
-                yield path, _TOC.sub("", html)
+                yield path, DOCBOOK_TOC.sub("", html)
 
 
 def _mostly_chinese(text: str) -> bool:

@@ -1,16 +1,18 @@
 """Navigation boilerplate: the entries that index, contents and search pages are made of.
 
-A document's score is the share of navigation entries among its counted lines. Each stripped,
-non-empty line is one of:
+A document's score is the share of navigation entries among its counted lines, each line that is
+not an entry weighing one per PROSE_LINE_CHARS characters (so a paragraph written on one line
+weighs as it would wrapped). Each stripped, non-empty line is one of:
 
 - a lead-in, ending with ":" and holding no code ("The list of modules described in this
   chapter is:"): not counted;
 - code or markup (``= ; { } < > ` #``, a call with arguments, a line opening with ``|``, ``@``
-  or a ``$`` shell prompt) or a table row (cells apart by two spaces or a tab; more digits than
-  letters: a row of figures): counted, never an entry, so a code listing or a table is not a
-  page of links;
-- an entry, once a leading bullet, box-drawing borders, a section number ("7.5.1.") and trailing
-  index references (", [1], [2]", ", 12, 45-47") are set aside:
+  or a ``$`` shell prompt, a command: an option or a path beside another word) or a table row
+  (cells apart by two spaces or a tab; more digits than letters: a row of figures): counted,
+  never an entry, so a code listing or a table is not a page of links;
+- an entry, once a leading bullet, box-drawing borders, a section number ("7.5.1.", "B.2.",
+  "IV.", "Chapter 3.", "附录 B.") and trailing index references (", [1], [2]", ", 12, 45-47")
+  are set aside:
 
   - a label: at most NAV_MAX_WORDS words and NAV_MAX_HAN Han characters, no sentence
     punctuation (a comma, or ".!?" after a word), and either no English function word (Gopher's
@@ -18,6 +20,9 @@ non-empty line is one of:
     ("Porting Extension Modules to Python 3"), or a capitalized heading with one function word
     ("Comparison with marshal"); a Chinese label holds no Chinese stop character (Chinese has
     no capitals to tell a heading from a phrase);
+  - after a section number that is not a bare number (a year), any heading: at most
+    HEADING_MAX_WORDS words, not ended by a full stop or comma, one sentence (a question too);
+  - an index entry: labels apart by ", " ("ALTER TABLE, ALTER TABLE", "arrays, shell: Arrays");
   - a menu bar: at least MENU_MIN_CELLS cells of at most MENU_MAX_WORDS words between " | "
     or " · " ("Home | News | About | Contact");
   - a term and its description: a label and a dash between spaces ("textwrap — Text wrapping
@@ -47,6 +52,11 @@ MIN_NAV_LINES = 8
 one with fewer counted lines (lead-ins are not counted). Nine FAQ titles are a contents page."""
 NAV_MAX_WORDS = 8
 NAV_MAX_HAN = 20
+HEADING_MAX_WORDS = 12
+PROSE_LINE_CHARS = 120
+"""A line that is not an entry weighs one per whole PROSE_LINE_CHARS characters (at least one): a paragraph
+written on one line weighs about as much as the same paragraph wrapped, so a long introduction outweighs a
+short menu of sections below it, while a one-sentence introduction weighs one line."""
 DESC_MAX_WORDS = 14
 DESC_MAX_HAN = 30
 MENU_MIN_CELLS = 3
@@ -61,8 +71,8 @@ _SPACE, _WORD, _DIGIT, _DECIMAL, _ALPHA, _UPPER, _HAN, _ZH_STOP = (
     bt.SPACE, bt.WORD, bt.DIGIT, bt.DECIMAL, bt.ALPHA, bt.UPPER, bt.HAN, bt.ZH_STOP)
 
 # The rule's own punctuation, one bit per set, for the code points below U+10000 (none above is in any).
-_CODE, _FULL_STOP, _CLOSER, _SENTENCE_MARK, _WORD_PUNCT, _BULLET, _MENU_SEP, _CJK_STOP, _QUESTION, _SEMICOLON = (
-    1 << bit for bit in range(10))
+(_CODE, _FULL_STOP, _CLOSER, _SENTENCE_MARK, _WORD_PUNCT, _BULLET, _MENU_SEP, _CJK_STOP, _QUESTION, _SEMICOLON,
+ _HEADING_BAD_END, _TRAILING_MARK) = (1 << bit for bit in range(12))
 _PUNCT_SETS = {
     _CODE: "=;{}<>`#",  # code or markup
     _FULL_STOP: ".!?…",
@@ -74,6 +84,8 @@ _PUNCT_SETS = {
     _CJK_STOP: "。！？",
     _QUESTION: "!?！？",
     _SEMICOLON: ";；",
+    _HEADING_BAD_END: ".。,，;；",  # what a numbered heading does not end with
+    _TRAILING_MARK: "!?！？…",  # what it may end with
 }
 _PUNCT = np.zeros(0x10000, dtype=np.uint16)
 for _bit, _chars in _PUNCT_SETS.items():
@@ -81,6 +93,8 @@ for _bit, _chars in _PUNCT_SETS.items():
 _MINOR_KEYS = np.array(sorted(map(word_key, TITLE_MINOR_WORDS)), dtype=np.int64)
 _BORDER_FIRST, _BORDER_LAST = 0x2500, 0x257F
 _EM_DASH, _EN_DASH = ord("—"), ord("–")
+_ROMAN = np.zeros(128, dtype=np.bool_)
+_ROMAN[[ord(char) for char in "IVXLCDM"]] = True
 _ENTRY, _OTHER, _NOT_COUNTED = 1, 0, -1
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -251,24 +265,98 @@ def _reference_group(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> b
 
 
 @_jit
-def _without_affixes(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> tuple[int, int]:
-    """The line without its section number and trailing index references (_AFFIXES_RE)."""
-    if cls[start] & _DECIMAL:
-        at = start
-        while at < end and not cls[at] & _SPACE:
-            if not (cls[at] & _DECIMAL or (cp[at] == 0x2E and cp[at - 1] != 0x2E)):
-                break
+def _command_word(cp: np.ndarray, cls: np.ndarray, at: int, end: int) -> bool:
+    """Whether the word at ``at`` is an option ("-p", "--help") or a path ("/usr", "./configure", "~/")
+    (_COMMAND_WORD_RE)."""
+    if cp[at] == 0x2D:
+        letter = at + 2 if at + 1 < end and cp[at + 1] == 0x2D else at + 1
+        return letter < end and (0x41 <= cp[letter] <= 0x5A or 0x61 <= cp[letter] <= 0x7A)
+    if cp[at] == 0x7E:
+        return at + 1 < end and cp[at + 1] == 0x2F
+    slash = at
+    while slash < end and slash - at < 2 and cp[slash] == 0x2E:
+        slash += 1
+    return slash + 1 < end and cp[slash] == 0x2F and (cls[slash + 1] & _WORD or cp[slash + 1] == 0x2E)
+
+
+@_jit
+def _section_token(cp: np.ndarray, cls: np.ndarray, at: int, end: int) -> tuple[int, bool, bool]:
+    """A section number's parts at ``at`` (digits, a Roman numeral or one capital, apart by dots): where it
+    ends (``at`` if it is none, or if no space follows it), whether it ends with a dot and whether it is a
+    bare number ("1907": a year as likely as a section)."""
+    first, parts, dotted, digits_only = at, 0, False, True
+    while at < end:
+        if cls[at] & _DECIMAL:
+            while at < end and cls[at] & _DECIMAL:
+                at += 1
+        elif cp[at] < 128 and _ROMAN[cp[at]]:
+            while at < end and cp[at] < 128 and _ROMAN[cp[at]]:
+                at += 1
+            digits_only = False
+        elif 0x41 <= cp[at] <= 0x5A:
             at += 1
+            digits_only = False
         else:
-            if at < end:  # a number, then a space
-                start = _skip_space(cls, at, end)
+            return first, False, False
+        parts += 1
+        dotted = at < end and cp[at] == 0x2E
+        if dotted:
+            at += 1
+        if at == end or cls[at] & _SPACE:
+            break
+        if not dotted:
+            return first, False, False
+    if at == end or not (digits_only or dotted or parts >= 2):
+        return first, False, False
+    return at, dotted, digits_only and parts == 1 and not dotted
+
+
+@_jit
+def _without_section_number(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> tuple[int, bool]:
+    """The line without its section number (_SECTION_RE), and whether it had one that is not bare digits."""
+    token_end, dotted, bare = _section_token(cp, cls, start, end)
+    if token_end == start:
+        word = start
+        if 0x41 <= cp[start] <= 0x5A:  # a capitalized word ("Chapter", "Part")
+            word += 1
+            while word < end and word - start <= 11 and 0x61 <= cp[word] <= 0x7A:
+                word += 1
+            if word - start < 2:
+                return start, False
+        else:  # up to three Han characters ("附录")
+            while word < end and word - start < 3 and cls[word] & _HAN:
+                word += 1
+        if word == start or word == end or not cls[word] & _SPACE:
+            return start, False
+        token_start = _skip_space(cls, word, end)
+        token_end, dotted, bare = _section_token(cp, cls, token_start, end)
+        if token_end == token_start or not dotted:
+            return start, False
+    return _skip_space(cls, token_end, end), not bare
+
+
+@_jit
+def _without_references(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> int:
+    """The end of the line without its trailing index references (_REFERENCES_RE)."""
     references = end
     for at in range(end - 1, start - 1, -1):
         if cp[at] == 0x2C:
             if not _reference_group(cp, cls, at + 1, references):
                 break
             references = at
-    return start, references
+    return references
+
+
+@_jit
+def _numbered_heading(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """The title after a section number: short, no sentence ended by a full stop, not two sentences."""
+    if _words(cls, start, end) > HEADING_MAX_WORDS or _count(cls, start, end, _HAN) > NAV_MAX_HAN:
+        return False
+    if _punct(cp, end - 1, _HEADING_BAD_END):
+        return False
+    while end > start and _punct(cp, end - 1, _TRAILING_MARK):
+        end -= 1
+    return not _sentence_break(cp, cls, start, end)
 
 
 @_jit
@@ -328,12 +416,32 @@ def _identifier_head(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> t
 
 
 @_jit
+def _index_entry(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
+    """Labels apart by ", " ("ALTER TABLE, ALTER TABLE", "arrays, shell: Arrays")."""
+    cells = 0
+    cell = start
+    for at in range(start, end + 1):
+        if at == end or (cp[at] == 0x2C and at + 1 < end and cp[at + 1] == 0x20):
+            first = _skip_space(cls, cell, at)
+            last = at
+            while last > first and cls[last - 1] & _SPACE:
+                last -= 1
+            if first == last or not _label(cp, cls, first, last):
+                return False
+            cells += 1
+            cell = at + 1
+    return cells >= 2
+
+
+@_jit
 def _entry(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> bool:
-    """A label, or a term and its description."""
+    """A label, an index entry (labels apart by ", "), or a term and its description."""
     if _label(cp, cls, start, end):
         return True
     if _words(cls, start, end) > NAV_MAX_WORDS + 1 + DESC_MAX_WORDS:  # a term, a dash, a description
         return False
+    if _index_entry(cp, cls, start, end):
+        return True
     dashed = False
     for at in range(start, end):
         if cp[at] == _EM_DASH or cp[at] == _EN_DASH or (cp[at] == 0x20 and at + 1 < end and cp[at + 1] == 0x2D):
@@ -357,6 +465,8 @@ def _line_kind(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> int:
     for at in range(start, end):
         if _punct(cp, at, _CODE):
             return _OTHER
+        if (at == start or cls[at - 1] & _SPACE) and _command_word(cp, cls, at, end) and _words(cls, start, end) > 1:
+            return _OTHER  # a command line; an option alone is an index entry
         if cp[at] == 0x28 and at > start and cls[at - 1] & _WORD:  # a call with arguments
             close = at + 1
             while close < end and cls[close] & _DECIMAL:
@@ -388,11 +498,12 @@ def _line_kind(cp: np.ndarray, cls: np.ndarray, start: int, end: int) -> int:
             menu = True
     if menu and _menu(cp, cls, start, end):
         return _ENTRY
-    if cls[start] & _DIGIT or cls[end - 1] & _DIGIT or cp[end - 1] == 0x5D:
-        start, end = _without_affixes(cp, cls, start, end)
+    start, numbered = _without_section_number(cp, cls, start, end)
+    if cls[end - 1] & _DIGIT or cp[end - 1] == 0x5D:
+        end = _without_references(cp, cls, start, end)
         if start == end:
             return _OTHER  # nothing but numbers
-    if not _entry(cp, cls, start, end):
+    if not (_entry(cp, cls, start, end) or numbered and _numbered_heading(cp, cls, start, end)):
         return _OTHER
     digits = _count(cls, start, end, _DIGIT)
     return _ENTRY if digits == 0 or digits <= _count(cls, start, end, _ALPHA) else _OTHER
@@ -418,6 +529,7 @@ def line_kinds(batch: BatchText, start: np.ndarray, end: np.ndarray) -> np.ndarr
     return _line_kinds(batch.cp, batch.classes, start.astype(np.int64), end.astype(np.int64))
 
 
-def share(entries: np.ndarray, counted: np.ndarray) -> np.ndarray:
-    """The score of each document with ``entries`` navigation entries among ``counted`` lines."""
-    return np.where(counted >= MIN_NAV_LINES, entries / np.maximum(counted, 1), 0.0)
+def share(entries: np.ndarray, counted: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The score of each document with ``entries`` navigation entries among ``counted`` lines that
+    weigh ``weight`` (an entry one, any other line its length in lines of PROSE_LINE_CHARS)."""
+    return np.where(counted >= MIN_NAV_LINES, entries / np.maximum(weight, 1), 0.0)

@@ -154,7 +154,10 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     kinds = navigation_rule.line_kinds(batch, start[scored], end[scored])
     entries = np.bincount(doc[scored], weights=kinds == 1, minlength=batch.docs)
     counted = np.bincount(doc[scored], weights=kinds >= 0, minlength=batch.docs)
-    columns["q_nav_line_frac"] = navigation_rule.share(entries, counted)
+    prose_lines = np.maximum(length[scored] // navigation_rule.PROSE_LINE_CHARS, 1)
+    weight = np.bincount(doc[scored], weights=np.where(kinds == 1, 1, np.where(kinds == 0, prose_lines, 0)),
+                         minlength=batch.docs)
+    columns["q_nav_line_frac"] = navigation_rule.share(entries, counted, weight)
     return columns
 
 
