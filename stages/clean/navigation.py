@@ -326,7 +326,7 @@ def _without_section_number(cp: np.ndarray, cls: np.ndarray, start: int, end: in
         else:  # up to three Han characters ("附录")
             while word < end and word - start < 3 and cls[word] & _HAN:
                 word += 1
-        if word == start or word == end or not cls[word] & _SPACE:
+        if word in (start, end) or not cls[word] & _SPACE:
             return start, False
         token_start = _skip_space(cls, word, end)
         token_end, dotted, bare = _section_token(cp, cls, token_start, end)
