@@ -265,7 +265,10 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         for kind in order
         if planted[kind]
     ]
-    members_kept = [sum(m in kept for m in members) for members in groups.values()]
+    # An exact group none of whose members is kept still counts once when a near copy of its original is
+    # kept: dedup kept the unit's best copy.
+    members_kept = [sum(m in kept for m in members) or int(root_of[original] in units_kept)
+                    for original, members in groups.items()]
     dup_groups = {
         "groups": len(members_kept),
         "exactly_one": sum(n == 1 for n in members_kept),

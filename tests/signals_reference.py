@@ -23,6 +23,7 @@ from tests.navigation_reference import nav_line_frac
 
 TOKEN_RE = re.compile(rf"[{HAN_CLASS}]|[^\W{HAN_CLASS}_]+")
 LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
+HASHTAG_RE = re.compile(r"#(?=[^\s#])")  # a "#" before a word: not a comment marker ("# ") or a heading ("## ")
 TERMINAL_PUNCT = tuple(".!?。！？…\"'”’」』)）")
 BULLETS = ("•", "-", "*", "·", "●", "○", "▪", "◦", "‣", "–")
 ELLIPSES = ("...", "…", "……")
@@ -200,7 +201,7 @@ def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = No
         "q_han_frac": len(han) / (letters or 1),
         "q_latin_words": len(latin_words),
         "q_mean_word_len": (sum(map(len, latin_words)) / len(latin_words)) if latin_words else 0.0,
-        "q_symbol_word_ratio": (text.count("#") + text.count("...") + text.count("…")) / n_tokens,
+        "q_symbol_word_ratio": (len(HASHTAG_RE.findall(text)) + text.count("...") + text.count("…")) / n_tokens,
         "q_alpha_token_frac": (len(tokens) - sum(map(str.isdigit, tokens))) / n_tokens,
         "q_stop_words": sum(map(EN_FUNCTION_WORDS.__contains__, lowered)) + sum(map(ZH_STOP_CHARS.__contains__, han)),
         "q_newline_token_ratio": text.count("\n") / n_tokens,

@@ -118,6 +118,25 @@ def test_markdown_rules_and_laughter_are_not_symbol_runs():
     assert _signals(text)["q_symbol_run_frac"] < 0.02
 
 
+def test_table_borders_are_formatting_not_symbol_runs():
+    psql = ("SHOW ALL;\n     name      | setting\n---------------+---------\n allow_mods    | off\n"
+            " zero_pages    | off\n(2 rows)\n")
+    grid = "+--------+-------+\n| name   | value |\n+========+=======+\n| a      | 1     |\n+--------+-------+\n"
+    markdown = "| name | value |\n|:-----|------:|\n| a    | 1     |\n"
+    assert _signals(psql + grid + markdown + EN_PARAGRAPH[:200])["q_symbol_run_frac"] == 0.0
+    shouted = "!!!!!!!!!!!!!!!!!!!! BIG SALE !!!!!!!!!!!!!!!!!!!!\n" + EN_PARAGRAPH[:100]
+    assert _signals(shouted)["q_symbol_run_frac"] > 0.1  # a run beside words on its line still counts
+
+
+def test_shell_prompts_and_comments_are_not_hashtags():
+    session = ("Become root and install the package:\n\n# apt install makedev\n# cd /dev\n# MAKEDEV generic\n\n"
+               "## Notes\n\nThe commands above run as root; the prompt shows # instead of $.\n")
+    assert _signals(session)["q_symbol_word_ratio"] == 0.0
+    hashtags = ("What a great day we had at the beach with the whole family and our friends from the city. "
+                "#summer #sun #beach #fun #travel #love #photo #instagood #happy #life #weekend #sea")
+    assert _verdict(hashtags, "en") == "symbol_word_ratio"
+
+
 # --- Gopher repetition ------------------------------------------------------------------
 
 def _reference(tokens: list[str], n: int) -> float:

@@ -79,10 +79,13 @@ def _mostly_chinese(text: str) -> bool:
     return han > sum(c.isascii() and c.isalpha() for c in text)
 
 
+INSTALL_GUIDE_LICENCE = "apf.html"  # the appendix holding the GNU GPL
+
+
 def install_guide(root: Path, lang: str) -> Iterator[Document]:
-    """Sections of the Debian installation guide's chapters (not its title and contents pages)."""
+    """Sections of the Debian installation guide's chapters (not its title, contents or licence pages)."""
     folder = {"en": "en", "zh": "zh_CN"}[lang]
-    for path, html in _chapters(root / INSTALL_GUIDE / folder, "*.html"):
+    for path, html in _chapters(root / INSTALL_GUIDE / folder, "*.html", frozenset((INSTALL_GUIDE_LICENCE,))):
         for i, text in enumerate(html_sections(html, None, min_chars=600 if lang == "en" else 300)):
             if lang == "en" or _mostly_chinese(text):
                 yield Document("install_guide", lang, "tech_docs", f"install-guide-{lang}", f"{path.stem}#{i}", text)
@@ -188,7 +191,7 @@ def visual_novel(root: Path, lang: str) -> Iterator[Document]:
 
 
 def boilerplate_pages(root: Path) -> Iterator[Page]:
-    """The manuals' own title, copyright, contents and index pages."""
+    """The manuals' own title, copyright, licence, contents and index pages."""
     for lang, folder in (("en", "en"), ("zh", "zh_CN")):
         yield _page(f"install-guide/{folder}/index", lang, f"install-guide-{lang}", "front_matter", "boilerplate",
                    page_text(_read(root / INSTALL_GUIDE / folder / "index.html")))
@@ -201,6 +204,11 @@ def boilerplate_pages(root: Path) -> Iterator[Page]:
                                             (POSTGRES_DOCS, "*.html", "en", "postgres-docs")):
         for path, text in _contents_pages(root / folder, pattern)[:CONTENTS_PAGES]:
             yield _page(f"{source}/{path.stem}", lang, source, "contents", "boilerplate", text)
+    for lang, folder in (("en", "en"), ("zh", "zh_CN")):
+        licence = page_text(_read(root / INSTALL_GUIDE / folder / INSTALL_GUIDE_LICENCE))
+        for i, page in enumerate(collection_pages(licence.split("\n"), 3000, separator="\n")):
+            yield _page(f"install-guide/{folder}/licence#{i}", lang, f"install-guide-{lang}", "licence", "boilerplate",
+                        page)
     for name, genre in (("index", "front_matter"), ("legalnotice", "licence")):
         yield _page(f"postgres/{name}", "en", "postgres-docs", genre, "boilerplate",
                    page_text(_read(root / POSTGRES_DOCS / f"{name}.html")))

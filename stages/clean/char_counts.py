@@ -34,7 +34,7 @@ class CharCounts(NamedTuple):
     decorative: np.ndarray
     newlines: np.ndarray
     replacement: np.ndarray  # U+FFFD
-    symbols: np.ndarray  # "#", "…", and each "..." of a run of dots
+    symbols: np.ndarray  # "#" before a character that is neither a space nor "#", "…", each "..." of a run of dots
     latin1_letters: np.ndarray
     debris: np.ndarray  # a Latin-1 letter followed by what UTF-8 continuation bytes read as Latin-1 look like
     orphan_leads: np.ndarray  # â, Ã, Â
@@ -72,8 +72,8 @@ def _count(cp: np.ndarray, classes: np.ndarray, starts: np.ndarray) -> np.ndarra
                 row[5] += 1
             elif char == 0xFFFD:
                 row[6] += 1
-            elif char == 0x23 or char == 0x2026:
-                row[7] += 1
+            elif char == 0x2026 or (char == 0x23 and not last and not classes[at + 1] & _SPACE and cp[at + 1] != 0x23):
+                row[7] += 1  # an ellipsis, or a hashtag: "#" before a word, not a comment or heading marker
             if char == 0x2E:
                 dots += 1
             if dots and (last or char != 0x2E):
