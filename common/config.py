@@ -242,11 +242,22 @@ DEFAULT_SPAM_PATTERNS = [
 ]
 
 
+class LineFilterConfig(Section):
+    """Ad, contact and promotion lines removed from the documents the rules keep (stages/clean/lines.py)."""
+
+    enabled: bool = True
+    max_ad_share: Fraction = 0.5
+    contact_line_words: int = Field(default=4, ge=0)
+    ad_block_lines: int = Field(default=3, ge=1)
+    ad_copy_words: int = Field(default=25, ge=0)
+
+
 class CleanConfig(Section):
     repair: bool = True
     scrub_timestamps: bool = True
     lid: LidConfig = LidConfig()
     spam_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_SPAM_PATTERNS))
+    line_filters: LineFilterConfig = LineFilterConfig()
     rules: dict[str, RuleConfig] = Field(default_factory=lambda: dict(DEFAULT_RULES))
     batch_rows: int = Field(default=512, ge=1)
     examples_per_rule: int = Field(default=5, ge=0)

@@ -91,8 +91,14 @@ class Manifest:
     accounting: Accounting
     shards: list[ShardInfo]
     excluded: Annotated[dict[str, list[ShardInfo]], SortedKeys]
-    # named outputs besides the main shards
+    # named outputs besides the main shards; a name starting with "_" holds records that are not documents
+    # (e.g. the lines clean removed from kept documents), which count toward no document total
     outputs: Annotated[dict[str, list[ShardInfo]], SortedKeys] = field(default_factory=dict)
+
+    def document_files(self) -> list[ShardInfo]:
+        """The Arrow files of documents out: the shards, and the named outputs of documents (a split)."""
+        return [*self.shards, *(info for name, infos in self.outputs.items() if not name.startswith("_")
+                                for info in infos if info.path.endswith(".arrow"))]
 
 
 def write_manifest(stage_dir: Path, manifest: Manifest) -> None:
@@ -153,8 +159,8 @@ def code_version(*packages: str) -> str:
 def check_input_manifest(stage_dir: Path, every_checksum: bool = False) -> Manifest:
     """The manifest of an input stage after checking that it is whole and agrees with the stage before it.
 
-    Its accounting balances; its document files (every ``.arrow`` file among the shards and the named
-    outputs) hold exactly ``accounting.out`` rows and are all on disk at their recorded sizes; every
+    Its accounting balances; its document files (``Manifest.document_files``: the shards and the ``.arrow``
+    files of named outputs not starting with "_") hold exactly ``accounting.out`` rows and are all on disk at their recorded sizes; every
     other named output (side files: summaries, token streams, the tokenizer) is on disk with its
     recorded size, and those under 64 MiB with their recorded sha256 (shards and token streams are
     checked by their readers; ``every_checksum`` checks every file's sha256 here, before any work);
@@ -175,7 +181,7 @@ def check_input_manifest(stage_dir: Path, every_checksum: bool = False) -> Manif
         raise refuse(f"accounting does not balance: in {acc.docs_in:,} != out {acc.docs_out:,} + dropped "
                      f"{sum(acc.dropped.values()):,}")
     files = [*manifest.shards, *(info for infos in manifest.outputs.values() for info in infos)]
-    documents = sum(info.rows for info in files if info.path.endswith(".arrow"))
+    documents = sum(info.rows for info in manifest.document_files())
     if documents != acc.docs_out:
         raise refuse(f"its document files hold {documents:,} rows but accounting.out is {acc.docs_out:,}")
     for info in files:

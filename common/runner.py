@@ -164,6 +164,17 @@ class UnitContext:
             writer.write(batch)
         self.accounting.docs_out += batch.num_rows
 
+    def record(self, output: str, rows: pa.Table) -> None:
+        """Write rows that are not documents (e.g. the lines a stage removed from kept documents, for audit) to
+        ``<stage_dir>/<output>/``; they count toward no document total."""
+        if rows.num_rows == 0:
+            return
+        writer = self._outputs.get(output)
+        if writer is None:
+            writer = self._outputs[output] = ShardWriter(self.stage_dir / output / self.unit.shard_name, rows.schema,
+                                                         self.stage_dir)
+        writer.write(rows)
+
     def drop(self, reason: str, rows: pa.Table | pa.RecordBatch | list[dict], signal: Signal = None) -> None:
         """Write dropped documents to ``_excluded/<reason>/`` and count them under ``reason``.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low")
@@ -14,7 +14,9 @@ DROP_DEFECTS = (
 )
 # Planted only in the real-text development set (demo.realtext).
 REAL_TEXT_DEFECTS = ("mojibake_lossy", "boilerplate")
-DEFECTS = DROP_DEFECTS + REAL_TEXT_DEFECTS + KEPT_DEFECTS
+REAL_TEXT_KEPT_DEFECTS = ("spam_lines",)  # ad lines inside a real passage: the lines go, the document stays
+KEEP_DEFECTS = KEPT_DEFECTS + REAL_TEXT_KEPT_DEFECTS
+DEFECTS = DROP_DEFECTS + REAL_TEXT_DEFECTS + KEEP_DEFECTS
 MOJIBAKE_DEFECTS = ("mojibake_repairable", "mojibake_unrepairable", "mojibake_lossy")
 INGEST_OUTCOMES = ("ok", "bad_json", "bad_utf8", "missing_text", "empty_text")
 
@@ -37,6 +39,7 @@ class TruthRecord:
     orig_sha256: str | None
     expected: str
     genre: str = ""
+    ad_lines: list[str] = field(default_factory=list)  # the ad lines planted in a real passage (spam_lines)
 
     def to_json(self) -> str:
         """One line of truth.jsonl."""
@@ -112,11 +115,19 @@ class TruthReport:
     unknown_ids: int
     keep_f1: float = 0.0
     mojibake_left: int = 0
+    ad_lines: int = 0
+    ad_lines_left: int = 0
 
     @property
     def mojibake_residue(self) -> float:
         """Kept documents planted with mojibake and not restored exactly / documents kept."""
         return _rate(self.mojibake_left, self.kept)
+
+    @property
+    def ad_line_recall(self) -> float:
+        """Ad lines planted in real passages that are gone from the output (their line removed, or their
+        document dropped) / ad lines planted."""
+        return _rate(self.ad_lines - self.ad_lines_left, self.ad_lines)
 
     @property
     def timestamp_residue(self) -> float:
@@ -143,6 +154,7 @@ class TruthReport:
             "unknown_ids": self.unknown_ids,
             "keep_f1": self.keep_f1,
             "mojibake_residue": {"present": self.mojibake_left, "rate": self.mojibake_residue},
+            "ad_lines": {"planted": self.ad_lines, "present": self.ad_lines_left, "removed_rate": self.ad_line_recall},
         }
 
     def format_table(self) -> str:
@@ -165,6 +177,8 @@ class TruthReport:
             f"({self.timestamp_residue:.3f})",
             f"mojibake residue: {self.mojibake_left} kept documents with mojibake not restored exactly "
             f"({self.mojibake_residue:.3f} of the kept)",
+            *([f"ad lines in real passages: {self.ad_lines} planted, {self.ad_lines - self.ad_lines_left} removed "
+               f"with their line or document ({self.ad_line_recall:.3f})"] if self.ad_lines else []),
             f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}  keep-F1: {self.keep_f1:.3f}",
         ]
         return "\n".join(lines)
@@ -230,7 +244,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     clean: Counter[tuple[str, str]] = Counter()
     clean_dropped: Counter[tuple[str, str]] = Counter()
     groups: dict[str, list[str]] = defaultdict(list)
-    spans = spans_left = 0
+    spans = spans_left = ad_lines = ad_lines_left = 0
     for r in truth:
         gone = r.source_id not in kept
         kinds = list(r.defects) if r.ingest == "ok" else [f"ingest:{r.ingest}"]
@@ -245,6 +259,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
             if not groups[r.dup_of]:
                 groups[r.dup_of].append(r.dup_of)
             groups[r.dup_of].append(r.source_id)
+        ad_lines += len(r.ad_lines)
         if gone:
             continue
         text = kept[r.source_id]
@@ -255,11 +270,12 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         if "timestamps" in r.defects:
             spans += len(r.timestamps)
             spans_left += sum(span in text for span in r.timestamps)
+        ad_lines_left += sum(line in text for line in r.ad_lines)
 
     order = [*DEFECTS, *(f"ingest:{o}" for o in INGEST_OUTCOMES[1:])]
     kinds = [
         KindScore(
-            kind, "keep" if kind in KEPT_DEFECTS else "drop", planted[kind], removed[kind],
+            kind, "keep" if kind in KEEP_DEFECTS else "drop", planted[kind], removed[kind],
             repaired if kind == "mojibake_repairable" else None,
         )
         for kind in order
@@ -286,4 +302,6 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         unknown_ids=sum(sid not in known for sid in kept),
         keep_f1=keep_f1(truth, kept),
         mojibake_left=mojibake_left,
+        ad_lines=ad_lines,
+        ad_lines_left=ad_lines_left,
     )

@@ -70,8 +70,7 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
 
     manifest = require_manifest(stage_dir)
     kept: dict[str, str] = {}
-    extra = [info for infos in manifest.outputs.values() for info in infos if info.path.endswith(".arrow")]
-    for info in [*manifest.shards, *extra]:
+    for info in manifest.document_files():
         for batch in iter_batches(stage_dir, info):
             kept.update(zip(batch.column("source_id").to_pylist(), batch.column("text").to_pylist(), strict=True))
     return kept

@@ -277,6 +277,13 @@ def _clean_section(stage: StageData) -> str:
                      + table(["language", "docs", "kept", "dropped", "kept share"], rows, numeric={1, 2, 3, 4}))
     parts.append(f'<p>Repaired documents: <b>{details.get("repaired", 0):,}</b> · '
                  f'timestamp spans removed: <b>{details.get("timestamp_spans_removed", 0):,}</b></p>')
+    removed_lines: dict[str, dict[str, int]] = details.get("lines_removed") or {}
+    if removed_lines:
+        rows = [[reason, f'{n.get("documents", 0):,}', f'{n.get("lines", 0):,}', f'{n.get("chars", 0):,}']
+                for reason, n in sorted(removed_lines.items())]
+        parts.append("<h3>Lines removed from documents</h3>"
+                     + table(["reason", "documents", "lines", "characters"], rows, numeric={1, 2, 3})
+                     + "<p>Each removed line is in <code>clean/_removed_lines/</code> with its document's ids.</p>")
 
     by_rule: dict[str, dict[str, int]] = details.get("dropped_by_rule_lang") or {}
     parts.append("<h3>Drops per rule</h3>")

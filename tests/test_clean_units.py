@@ -118,12 +118,13 @@ def test_markdown_rules_and_laughter_are_not_symbol_runs():
     assert _signals(text)["q_symbol_run_frac"] < 0.02
 
 
-def test_table_borders_are_formatting_not_symbol_runs():
+def test_table_and_comment_box_borders_are_formatting_not_symbol_runs():
     psql = ("SHOW ALL;\n     name      | setting\n---------------+---------\n allow_mods    | off\n"
             " zero_pages    | off\n(2 rows)\n")
     grid = "+--------+-------+\n| name   | value |\n+========+=======+\n| a      | 1     |\n+--------+-------+\n"
     markdown = "| name | value |\n|:-----|------:|\n| a    | 1     |\n"
-    assert _signals(psql + grid + markdown + EN_PARAGRAPH[:200])["q_symbol_run_frac"] == 0.0
+    box = "    /*****************************\n     *\n     * Checks the input.\n     *\n     *****************************/\n"
+    assert _signals(psql + grid + markdown + box + EN_PARAGRAPH[:200])["q_symbol_run_frac"] == 0.0
     shouted = "!!!!!!!!!!!!!!!!!!!! BIG SALE !!!!!!!!!!!!!!!!!!!!\n" + EN_PARAGRAPH[:100]
     assert _signals(shouted)["q_symbol_run_frac"] > 0.1  # a run beside words on its line still counts
 
@@ -430,7 +431,7 @@ def test_clean_batch_keeps_drops_and_records():
          pa.array([None] * n, pa.float32()), pa.array(["{}"] * n)],
         schema=DOC_SCHEMA,
     )
-    kept, dropped, stats = clean_batch(batch, CFG)
+    kept, dropped, stats, _ = clean_batch(batch, CFG)
     assert kept.column("source_id").to_pylist() == ["s0", "s1"]
     assert kept.column("text")[0].as_py() == ZH_PARAGRAPH
     assert kept.column("meta")[0].as_py() == '{"timestamps_removed": 1}'

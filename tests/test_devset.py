@@ -35,6 +35,7 @@ MIN_REMOVED = 0.95
 # short contents pages, contents with an introduction and the module index's described entries.
 MIN_REMOVED_NAVIGATION = 0.95
 MAX_RESIDUE = 0.01
+MIN_SPAM_REMOVED = 0.90  # ad pages and ad lines inside real passages together (issue goal)
 MIN_KEEP_F1 = 0.97
 
 
@@ -101,6 +102,18 @@ def test_clean_removes_the_planted_defects_and_leaves_no_residue(devset, devrun)
     assert report.mojibake_residue <= MAX_RESIDUE
 
 
+def _spam_removed(report) -> float:
+    """Ad pages dropped and ad lines planted in real passages removed (with their line or document), together."""
+    pages = report.kind("spam")
+    return (pages.removed + report.ad_lines - report.ad_lines_left) / (pages.planted + report.ad_lines)
+
+
+def test_clean_removes_ad_pages_and_the_ad_lines_inside_real_passages(devset, devrun):
+    report = score(load_truth(devset), read_kept_texts(devrun / "clean"))
+    assert report.ad_lines >= 300 and _spam_removed(report) >= MIN_SPAM_REMOVED
+    assert report.kind("spam_lines").rate >= 1 - MAX_CLEAN_LOSS  # the passages around the ads are kept
+
+
 def test_keep_f1_after_dedup(devset, devrun):
     report = score(load_truth(devset), read_kept_texts(devrun / "dedup"))
     assert report.keep_f1 >= MIN_KEEP_F1
@@ -164,5 +177,7 @@ def test_the_second_set_is_deterministic_disjoint_and_keeps_the_goals_it_meets(d
     cleaned = score(truth, read_kept_texts(data / "clean"))
     assert {kind: round(cleaned.kind(kind).rate, 3) for kind, goal in SECOND_SET_GOALS.items()
             if cleaned.kind(kind).rate < goal} == {}
+    assert cleaned.ad_lines >= 150 and _spam_removed(cleaned) >= MIN_SPAM_REMOVED
+    assert cleaned.kind("spam_lines").rate >= 1 - MAX_CLEAN_LOSS
     deduped = score(truth, read_kept_texts(data / "dedup"))
     assert deduped.dup_groups["exactly_one"] >= 0.95 * deduped.dup_groups["groups"]

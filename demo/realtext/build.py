@@ -4,7 +4,7 @@ Two sets, cut from disjoint packages (``sources.FIRST`` and ``SECOND``): the sam
 give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean documents are real text; defects are
 planted on copies of them (duplicates, mojibake, timestamps) or are real pages of their own kind
 (navigation, title, copyright, contents and index pages; pages in a script no target language
-uses) or ad copy written for the set (spam).
+uses) or ad copy written for the set (spam pages, and ad paragraphs inside real passages: spam_lines).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from demo.realtext import genres, second, spam
 from demo.realtext.genres import Document
 from demo.realtext.second import Page
 from demo.realtext.sources import FIRST, SECOND, Fetched, SourceSet, fetch
-from demo.truth import KEPT_DEFECTS, TruthRecord
+from demo.truth import KEEP_DEFECTS, TruthRecord
 
 DOCS_FILE = "docs.jsonl"
 SUMMARY_FILE = "devset.json"
@@ -39,6 +39,7 @@ class DevSet:
     sources: SourceSet
     genres: dict[str, tuple[int, Reader]]
     pages: Callable[[Path], Iterator[Page]]
+    ads: str  # the pool of ad copy planted inside real passages (demo.realtext.spam.AD_POOLS)
 
 
 def _navigation(root: Path) -> Iterator[Page]:
@@ -65,7 +66,7 @@ DEVSETS = {
         "zh/poems": (300, genres.chinese_poems),
         "zh/quotations": (300, genres.chinese_quotations),
         "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
-    }, _navigation),
+    }, _navigation, ads="1"),
     "2": DevSet(SECOND, {
         "en/install_guide": (250, lambda root: second.install_guide(root, "en")),
         "en/postgres_docs": (300, second.postgres_docs),
@@ -76,12 +77,12 @@ DEVSETS = {
         "zh/install_guide": (250, lambda root: second.install_guide(root, "zh")),
         "zh/debian_guides": (250, second.chinese_debian_guides),
         "zh/dialogue": (250, lambda root: second.visual_novel(root, "zh")),
-    }, _second_pages),
+    }, _second_pages, ads="2"),
 }
 # Defects planted into sampled documents in place (the document is then no longer clean), and
 # duplicates added as copies of clean ones, as shares of the sampled documents.
 IN_PLACE_RATES = {"mojibake_repairable": 0.02, "mojibake_unrepairable": 0.02, "mojibake_lossy": 0.03,
-                  "timestamps": 0.03}
+                  "timestamps": 0.03, "spam_lines": 0.03}
 DUPLICATE_RATES = {"exact_dup": 0.04, "near_dup": 0.04}
 SPAM_PAGES = {"zh": 90, "en": 40}
 NEAR_DUP_RANGE = (0.80, 0.95)
@@ -124,9 +125,13 @@ def _as_document(fields: dict, truth: TruthRecord) -> Document:
     return Document(truth.genre, truth.lang, truth.category, truth.source, fields["title"], fields["text"])
 
 
-def _defect(rng: random.Random, kind: str, doc: Document) -> tuple[str, dict] | None:
-    """``doc``'s text with the defect and the truth fields it needs, or None when it cannot be planted."""
+def _defect(rng: random.Random, kind: str, doc: Document, ads: str = "1") -> tuple[str, dict] | None:
+    """``doc``'s text with the defect and the truth fields it needs, or None when it cannot be planted
+    (``ads``: the pool of ad copy that spam_lines draws from)."""
     text = doc.text
+    if kind == "spam_lines":
+        spammed, lines = spam.interleave_ads(rng, text, doc.lang, ads)
+        return spammed, {"ad_lines": lines}
     if kind == "exact_dup":
         return text, {"jaccard": 1.0}
     if kind == "near_dup":
@@ -145,11 +150,12 @@ def _defect(rng: random.Random, kind: str, doc: Document) -> tuple[str, dict] | 
 
 
 def _truth(sid: str, doc_lang: str, category: str, source: str, genre: str, defects: list[str], **extra) -> TruthRecord:
-    expected = "keep" if set(defects) <= set(KEPT_DEFECTS) else "drop"
+    expected = "keep" if set(defects) <= set(KEEP_DEFECTS) else "drop"
     return TruthRecord(record=f"{DOCS_FILE}:{sid}", file=DOCS_FILE, source_id=sid, lang=doc_lang, category=category,
                        source=source, defects=defects, ingest="ok", dup_of=extra.get("dup_of"),
                        jaccard=extra.get("jaccard"), timestamps=list(extra.get("timestamps", [])),
-                       orig_sha256=extra.get("orig_sha256"), expected=expected, genre=genre)
+                       orig_sha256=extra.get("orig_sha256"), expected=expected, genre=genre,
+                       ad_lines=list(extra.get("ad_lines", [])))
 
 
 def build_devset(out_dir: Path, cache: Path, seed: int = 1234, which: str = "1") -> dict:
@@ -174,7 +180,7 @@ def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int, devse
         while untouched and wanted:
             index = untouched.pop()
             fields, truth = records[index]
-            made = _defect(rng, kind, _as_document(fields, truth))
+            made = _defect(rng, kind, _as_document(fields, truth), devset.ads)
             if made is None:
                 skipped.append(index)  # stays clean; a later kind may take it
                 continue

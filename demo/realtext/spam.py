@@ -1,8 +1,10 @@
-"""Ad pages for the development set, written unlike the demo corpus's spam templates.
+"""Ad copy for the development sets, written unlike the demo corpus's spam templates.
 
 Real spam pages are ad copy in many trades: gambling, loans, fake certificates and invoices,
 part-time jobs, counterfeit goods, training courses, SEO keyword pages. Each page mixes a few
-lines of its trade with contact lines; no slot values are shared with the demo corpus.
+lines of its trade with contact lines; no slot values are shared with the demo corpus. Ads are
+also planted inside real passages (``interleave_ads``): the first set's from these trades, the
+second set's from others (crypto, dating, tickets, free study materials, shop discounts).
 """
 
 from __future__ import annotations
@@ -48,13 +50,39 @@ _EN_CONTACT = ("Text {phone} or email sales{n}@{domain}.com", "Visit www.{domain
 _DOMAINS = ("best-deal-zone", "vipgo88", "cheap4u", "luckyhub", "fastwin365", "trustpay24")
 
 
+_ZH_TRADES_SECOND: tuple[tuple[str, ...], ...] = (
+    ("比特币、以太坊合约带单，跟单{n}天收益翻倍。", "币圈老师每晚直播讲解行情，稳赚不赔的策略免费分享。"),
+    ("同城交友，{city}单身男女在线等你，今晚就能见面。", "真实认证会员，{n}分钟匹配心动对象。"),
+    ("演唱会门票、球赛门票内场位置现货，{city}同城可自取。", "订票热线全天开放，售完即止。"),
+    ("关注本号，回复“资料”免费领取全套考试真题和讲义。", "整理了{n}G学习资料，转发本文即可获取下载链接。"),
+    ("店庆大促，全场{n}折起，满{n}00减{n}0。", "进店报暗号再送小礼品，数量有限，先到先得。"),
+)
+_ZH_CONTACT_SECOND = ("添加微信：{wx}", "订票电话：{phone}", "群号：{qq}，进群领福利", "官网入口：https://{domain}.net",
+                      "客服电话 {phone} 全天在线")
+_EN_TRADES_SECOND: tuple[tuple[str, ...], ...] = (
+    ("Turn ${n}00 into ${n}0,000 with our crypto signals.", "Join thousands of members earning every week."),
+    ("Lonely tonight? Meet singles in {city_en} now.", "Verified profiles, instant chat, first month free."),
+    ("Front row tickets for every sold-out show, delivered today.", "Best seats guaranteed or your money back."),
+    ("Follow our page and get the complete exam pack for free.", "Share this post to unlock {n} bonus guides."),
+    ("Flash sale: {pct}% off everything until midnight!", "Use code SAVE{n}{n} at checkout for an extra discount."),
+)
+_EN_CONTACT_SECOND = ("Call {phone_us} now", "Sign up at https://www.{domain}.net", "DM us on Telegram: @{wx}",
+                      "Order online: www.{domain}.net/deal")
+_EN_CITIES = ("Springfield", "Riverton", "Lakewood", "Fairview", "Georgetown")
+AD_POOLS = {
+    "1": {"zh": (_ZH_TRADES, _ZH_CONTACT), "en": (_EN_TRADES, _EN_CONTACT)},
+    "2": {"zh": (_ZH_TRADES_SECOND, _ZH_CONTACT_SECOND), "en": (_EN_TRADES_SECOND, _EN_CONTACT_SECOND)},
+}
+
+
 def _fill(rng: random.Random, line: str) -> str:
     return line.format(
         n=rng.randint(2, 9), pct=rng.choice((5, 8, 10, 15, 20, 30)), city=rng.choice(_ZH_CITIES),
         district=rng.choice(_ZH_DISTRICTS), name=rng.choice(_ZH_NAMES), site=rng.choice(_SITES),
         wx=f"{rng.choice(('jx', 'hy', 'vip', 'kf'))}{rng.randint(1000, 99999)}", qq=rng.randint(10**7, 10**10),
         phone=f"1{rng.choice('3578')}{rng.randint(0, 9)}{rng.randint(10**7, 10**8 - 1)}",
-        domain=rng.choice(_DOMAINS),
+        domain=rng.choice(_DOMAINS), city_en=rng.choice(_EN_CITIES),
+        phone_us=f"+1 {rng.randint(200, 989)}-{rng.randint(200, 999)}-{rng.randint(1000, 9999)}",
     )
 
 
@@ -66,3 +94,23 @@ def ad_page(rng: random.Random, lang: str) -> str:
     for _ in range(rng.randint(2, 4)):
         lines.insert(rng.randint(0, len(lines)), _fill(rng, rng.choice(contacts)))
     return "\n".join(lines)
+
+
+def interleave_ads(rng: random.Random, text: str, lang: str, pool: str) -> tuple[str, list[str]]:
+    """``text`` with two to four ad paragraphs (an ad line, often a contact line) between its paragraphs,
+    one of them repeated on half the pages as spam pages repeat themselves; and the ad lines planted."""
+    trades, contacts = AD_POOLS[pool][lang]
+    separator = "\n\n" if "\n\n" in text else "\n"
+    paragraphs = text.split(separator)
+    ads = []
+    for _ in range(rng.randint(2, 4)):
+        lines = [_fill(rng, rng.choice(rng.choice(trades)))]
+        if rng.random() < 0.7:
+            lines.append(_fill(rng, rng.choice(contacts)))
+        ads.append("\n".join(lines))
+    if rng.random() < 0.5:
+        ads.append(rng.choice(ads))
+    for ad in ads:
+        paragraphs.insert(rng.randint(1, len(paragraphs)), ad)
+    planted = list(dict.fromkeys(line for ad in ads for line in ad.split("\n")))
+    return separator.join(paragraphs), planted

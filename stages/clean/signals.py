@@ -33,8 +33,9 @@ from stages.clean.spam import SpamMatcher, spam_line_frac
 # Box-drawing characters (U+2500-U+257F) are the rules of text tables, not decoration.
 REPEATED_UNIT_RE = re.compile(r"([^\w\s\u2500-\u257f](?:[^\w\s]{0,2}|\w))\1{3,}")
 # A border line of a plain-text table (psql, reStructuredText, Markdown): rules of "-" or "=" joined by "+"
-# or "|" (with ":" for Markdown's alignment), nothing else on the line.
-TABLE_BORDER_RE = re.compile(r"[ \t]*[+|]?(?:[ \t]*:?[-=]{3,}:?[ \t]*[+|])+(?:[ \t]*:?[-=]{3,}:?)?[ \t]*")
+# or "|" (with ":" for Markdown's alignment), nothing else on the line; or the top or bottom of a C comment box
+# ("/*****", " *****/").
+TABLE_BORDER_RE = re.compile(r"[ \t]*(?:[+|]?(?:[ \t]*:?[-=]{3,}:?[ \t]*[+|])+(?:[ \t]*:?[-=]{3,}:?)?|/\*{3,}|\*{3,}/)[ \t]*")
 STUB_RE = re.compile(
     r"TODO:?\s*implement|[\"']not implemented[\"']|raise\s+NotImplementedError|NotImplementedException"
     r"|UnsupportedOperationException|unimplemented!\(|todo!\(|pass\s*#\s*TODO|//\s*TODO|#\s*TODO|/\*\s*TODO",
@@ -88,8 +89,8 @@ def lost_marks(batch: BatchText) -> np.ndarray:
 
 
 def _symbol_run_chars(text: str) -> int:
-    """Characters in runs of a repeated symbol unit, except on the border lines of plain-text tables
-    (TABLE_BORDER_RE: "-----+-----", "|---|---|", "+====+")."""
+    """Characters in runs of a repeated symbol unit, except on the border lines of plain-text tables and
+    comment boxes (TABLE_BORDER_RE: "-----+-----", "|---|---|", "+====+", "/*****")."""
     counted = 0
     for match in REPEATED_UNIT_RE.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1

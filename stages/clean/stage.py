@@ -1,4 +1,4 @@
-"""The clean stage: repair, scrub timestamps, identify the language, compute signals, apply rules."""
+"""The clean stage: repair, scrub timestamps, remove ad lines, identify the language, compute signals, apply rules."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.batch_text import BatchText
 from stages.clean.lid import decide_languages
+from stages.clean.lines import filter_lines
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -23,13 +24,19 @@ from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 
 LANG_REASON = "lang"
+SPAM_REASON = "spam"
+TOO_SHORT = "too_short"
+TOO_SHORT_AFTER_LINES = "too_short_after_line_filters"
+AD_LINE = "ad"
+REMOVED_LINES = "_removed_lines"
+"""Where the lines removed from documents are written (doc_id, source_id, reason, line), one shard a unit."""
 CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
 EXAMPLE_CHARS = 300
 
 
-def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict]:
+def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict, pa.Table]:
     """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule with a
-    ``signal`` column saying why, stats)."""
+    ``signal`` column saying why, stats, the lines removed from documents)."""
     texts = batch.column("text").to_pylist()
     repaired = [repair(t) for t in texts] if cfg.repair else list(texts)
     changed = sum(a != b for a, b in zip(texts, repaired, strict=True))
@@ -38,22 +45,39 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         texts_out, spans = [t for t, _ in scrubbed], [n for _, n in scrubbed]
     else:
         texts_out, spans = repaired, [0] * len(texts)
+    spam = spam_matcher(tuple(cfg.spam_patterns))
+    decided: list[str | None] = [None] * len(texts_out)
+    removed_lines: dict[int, list[str]] = {}
+    if cfg.line_filters.enabled:
+        for i, verdict in enumerate(filter_lines(texts_out, spam, cfg.line_filters)):
+            if verdict.removed and verdict.ad_share > cfg.line_filters.max_ad_share:
+                decided[i] = SPAM_REASON
+            elif verdict.removed:
+                texts_out[i], removed_lines[i] = verdict.text, verdict.removed
     batch_text = BatchText(texts_out)  # language ID and the signals read the same code points
     languages = decide_languages(texts_out, cfg.lid, batch_text)
     langs = [d.lang for d in languages]
-    signals = compute_signals(texts_out, spam_matcher(tuple(cfg.spam_patterns)), batch_text)
+    signals = compute_signals(texts_out, spam, batch_text)
     rules = build_rules(cfg.rules)
-    reasons, details = apply_rules(rules, signals, langs, [None if d.accepted else LANG_REASON for d in languages])
+    reasons, details = apply_rules(rules, signals, langs,
+                                   [decided[i] or (None if d.accepted else LANG_REASON) for i, d in enumerate(languages)])
     for i, decision in enumerate(languages):
         if reasons[i] == LANG_REASON:
             details[i] = decision.detail
+        elif decided[i] == SPAM_REASON:
+            details[i] = f"line_filters: ad lines are more than {cfg.line_filters.max_ad_share:.0%} of the text"
+        elif reasons[i] == TOO_SHORT and i in removed_lines:
+            reasons[i] = TOO_SHORT_AFTER_LINES
+            details[i] = f"{details[i]}, after {len(removed_lines[i])} ad lines removed"
 
     metas = batch.column("meta").to_pylist()
     for i, (n_spans, before, after) in enumerate(zip(spans, texts, repaired, strict=True)):
-        if n_spans or before != after or not metas[i]:  # the others pass through as ingest wrote them
+        if n_spans or before != after or i in removed_lines or not metas[i]:  # the others pass through as ingest wrote them
             record = json.loads(metas[i]) if metas[i] else {}
             if n_spans:
                 record["timestamps_removed"] = n_spans
+            if i in removed_lines:
+                record["ad_lines_removed"] = len(removed_lines[i])
             if before != after:
                 record["repaired"] = True
             metas[i] = json.dumps(record, ensure_ascii=False, sort_keys=True)
@@ -80,6 +104,14 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         part = full.take(pa.array(rows, pa.int64()))
         dropped[reason] = part.append_column("signal", pa.array([details[i] for i in rows], pa.string()))
 
+    doc_ids = batch.column("doc_id").to_pylist()
+    rows_of_lines = [i for i, lines in removed_lines.items() for _ in lines]
+    audit = pa.table({
+        "doc_id": pa.array([doc_ids[i] for i in rows_of_lines], pa.int64()),
+        "source_id": pa.array([source_ids[i] for i in rows_of_lines], pa.string()),
+        "reason": pa.array([AD_LINE] * len(rows_of_lines), pa.string()),
+        "line": pa.array([line for lines in removed_lines.values() for line in lines], pa.large_string()),
+    })
     lang_counts = Counter(langs)
     stats = {
         "docs_by_lang": dict(lang_counts),
@@ -87,6 +119,11 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "dropped_by_rule_lang": {r: dict(Counter(langs[i] for i in rows)) for r, rows in by_reason.items()},
         "repaired": changed,
         "timestamp_spans_removed": int(sum(spans)),
+        "lines_removed": {AD_LINE: {
+            "documents": len(removed_lines),
+            "lines": len(rows_of_lines),
+            "chars": sum(len(line) for lines in removed_lines.values() for line in lines),
+        }},
         "examples": {
             r: [{"source_id": source_ids[i], "lang": langs[i], "signal": details[i],
                  "text": texts_out[i][:EXAMPLE_CHARS]} for i in rows[: cfg.examples_per_rule]]
@@ -94,7 +131,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         },
         "histograms": signal_histograms(signals, langs),
     }
-    return full.take(pa.array(kept, pa.int64())), dropped, stats
+    return full.take(pa.array(kept, pa.int64())), dropped, stats, audit
 
 
 def process(unit: WorkUnit, ctx: UnitContext) -> None:
@@ -104,8 +141,9 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
         for start in range(0, batch.num_rows, cfg.batch_rows):
             part = batch.slice(start, cfg.batch_rows)
             ctx.count_in(part.num_rows)
-            kept, dropped, stats = clean_batch(part, cfg)
+            kept, dropped, stats, removed_lines = clean_batch(part, cfg)
             ctx.keep(kept)
+            ctx.record(REMOVED_LINES, removed_lines)
             for reason, rows in dropped.items():
                 ctx.drop(reason, rows, signal=rows.column("signal"))
             ctx.add_stats(stats)
