@@ -27,7 +27,9 @@ ad lines are removed, and the rules judge what is left. The numbers are ``clean.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,14 +37,14 @@ import numpy as np
 from common.config import LineFilterConfig
 from stages.clean.spam import SpamMatcher
 
+# The patterns of the kinds; all but _OFFER_RE (whose promo codes are told by their capitals) read lowercased lines.
 _PHONE_CUE = r"(?:电话|手机|热线|致电|来电|tel|phone|mobile|call|text|whatsapp|telegram|contact|联系)"
 _CONTACT_RE = re.compile(
     r"(?<![\d.])1[3-9]\d{9}(?![\d.])"  # a Chinese mobile number
     rf"|{_PHONE_CUE}[^\n\d+]{{0,12}}(?:\+\d{{1,3}}[ \-]?)?\(?\d{{2,4}}\)?[ \-]?\d{{3,4}}[ \-]?\d{{3,4}}(?![\d.])"
     r"|(?:微信|v信|\b(?:weixin|wechat|vx|qq|telegram|whatsapp|skype))(?:号|群)?\s*(?:id)?\s*[:：]\s*@?[a-z0-9_\-]{5,}"
-    r"|(?:微信|weixin|wechat|v信|vx|qq)(?:号|群)?\s*@?[a-z]*\d[a-z0-9_\-]{4,}",
-    re.IGNORECASE)
-_LINK_RE = re.compile(r"https?://\S+|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\S*|\b[\w.+\-]+@[a-z0-9\-]+\.[a-z.]{2,}", re.IGNORECASE)
+    r"|(?:微信|weixin|wechat|v信|vx|qq)(?:号|群)?\s*@?[a-z]*\d[a-z0-9_\-]{4,}")
+_LINK_RE = re.compile(r"https?://\S+|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\S*|\b[\w.+\-]+@[a-z0-9\-]+\.[a-z.]{2,}")
 _OFFER_RE = re.compile(
     r"[$€£¥￥]\s?\d|\d+(?:\.\d+)?\s?(?:元|块|美元|usd|eur|rmb)\b|\d+\s?%\s?off\b|\d\s?折|[一二三四五六七八九]折"
     r"|\b(?:free|discount|sale|coupon|promo(?:tion)?|deal|cheap|bonus)\b|免费|优惠|折扣|促销|特价|秒杀|包邮|满\d+减"
@@ -53,8 +55,18 @@ _CALL_RE = re.compile(
     r"(?:buy|order|call|click|tap|join|sign\s+up|subscribe|follow|share|add|contact|dm|text|message|book|register"
     r"|shop|use\s+code|reply|hurry|act\s+now|visit|get\s+(?:your|it|yours))\b"
     r"|(?:购买|订购|点击|关注|添加|加入|联系|咨询|领取|扫码|转发|报名|预订|下单|进群|私信|致电|来电|抢购|限时|名额有限))",
-    re.IGNORECASE | re.MULTILINE)
-_ANY_RE = re.compile("|".join(f"(?:{r.pattern})" for r in (_CONTACT_RE, _LINK_RE, _OFFER_RE)), re.IGNORECASE)
+    re.MULTILINE)
+# What every contact, link and offer holds, found fast (one compiled scan of a batch for the words, str.find for "@",
+# runs of digits shaped like a phone number): only the lines holding one are read with the patterns above.
+_DIGITS = "0123456789０１２３４５６７８９"
+_TRIGGER_WORDS = (
+    "微信", "v信", "weixin", "wechat", "vx", "qq", "skype", "whatsapp", "telegram", "http", "www", "free", "discount",
+    "sale", "coupon", "promo", "deal", "cheap", "bonus", "% off", "%off", "免费", "优惠", "折扣", "促销", "特价", "秒杀",
+    "包邮", *(f"{sign}{digit}" for sign in "$€£¥￥" for digit in _DIGITS),
+    *(f"{digit}{unit}" for unit in ("元", "块", "折", "usd", "eur", "rmb") for digit in _DIGITS),
+    *(f"{numeral}折" for numeral in "一二三四五六七八九"), *(f"满{digit}" for digit in _DIGITS))
+_AT_OR_DIGITS_RE = re.compile(r"@|\d[\d \-]{6,}\d")  # found fast; a run of digits is then checked for a phone's shape
+_PHONE_NUMBER_RE = re.compile(r"1[3-9]\d{9}|(?:\d{1,3}[ \-])?\d{2,4}[ \-]\d{3,4}[ \-]?\d{3,6}|0\d{2,3}-\d{7,8}")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _HAN_RE = re.compile(r"[\u3400-\u9fff]")
 
@@ -74,11 +86,6 @@ class LineVerdict:
         return removed / max(removed + len(self.text.replace("\n", "")), 1)
 
 
-def _positions(pattern: re.Pattern, text: str, line_starts: list[int]) -> set[int]:
-    """The indices of the lines of ``text`` (starting at ``line_starts``) where ``pattern`` matches."""
-    return {bisect.bisect_right(line_starts, m.start()) - 1 for m in pattern.finditer(text)}
-
-
 def _words(text: str) -> float:
     """Words of ``text``: Latin words, and Han characters / 2."""
     return len(_WORD_RE.findall(_HAN_RE.sub(" ", text))) + len(_HAN_RE.findall(text)) / 2
@@ -89,35 +96,33 @@ def _other_words(line: str) -> float:
     return _words(_LINK_RE.sub(" ", _CONTACT_RE.sub(" ", line)))
 
 
-def _ad_lines(text: str, spam: SpamMatcher | None, cfg: LineFilterConfig) -> tuple[list[str], set[int]]:
-    lines = text.split("\n")
-    line_starts = [0]
-    for line in lines[:-1]:
-        line_starts.append(line_starts[-1] + len(line) + 1)
-    contact = _positions(_CONTACT_RE, text, line_starts)
-    link = _positions(_LINK_RE, text, line_starts)
-    offer = _positions(_OFFER_RE, text, line_starts)
-    call = _positions(_CALL_RE, text, line_starts)
-    patterned: dict[int, int] = {}
-    if spam is not None:
-        lowered = [line.lower() for line in lines]
-        patterned = {i: n for i, n in enumerate(spam.batch_hits(lowered)[0].tolist()) if n}
+def _ad_lines(lines: list[str], lowered: list[str], candidates: set[int], spam_lines: Counter[int],
+              cfg: LineFilterConfig) -> set[int]:
+    """The indices of the ad ``lines`` (``lowered``: the same lines lowercased), reading the ``candidates`` (lines
+    holding a trigger) and the lines holding a spam pattern (``spam_lines``: line -> matches)."""
     ads = set()
-    for i in contact | link | offer | call | patterned.keys():
-        if not lines[i].strip():
+    for i in candidates | spam_lines.keys():
+        line, patterns = lowered[i], spam_lines.get(i, 0)
+        if not line.strip():
             continue
-        short = _other_words(lines[i]) <= cfg.contact_line_words
-        if ((i in patterned and (i in contact or i in link or (patterned[i] >= 2 and (i in offer or i in call))))
-                or (i in contact and (i in offer or i in call or short))
-                or (i in link and i in call and short) or (i in offer and i in call)):
+        contact = _CONTACT_RE.search(line) is not None
+        offer = _OFFER_RE.search(lines[i]) is not None  # a promo code is told by its capitals
+        link = _LINK_RE.search(line) is not None
+        if not (contact or link or offer or patterns):
+            continue
+        call = _CALL_RE.search(line) is not None
+        if ((patterns and (contact or link or (patterns >= 2 and (offer or call))))
+                or (contact and (offer or call)) or (offer and call)
+                or ((contact or (link and call)) and _other_words(line) <= cfg.contact_line_words)):
             ads.add(i)
     if not ads:
-        return lines, ads
+        return ads
     # A page that carries an ad: the rest of the ad's block, and its other short lines of an offer, a call or a
     # spam pattern, are ad copy too.
-    copy = {i for i in offer | call | patterned.keys() if lines[i].strip() and _words(lines[i]) <= cfg.ad_copy_words}
-    block = {i for i in _rest_of_ad_blocks(lines, ads, cfg.ad_block_lines) if _words(lines[i]) <= cfg.ad_copy_words}
-    return lines, ads | block | copy
+    copy = {i for i, line in enumerate(lowered) if line.strip() and i not in ads
+            and (i in spam_lines or _OFFER_RE.search(lines[i]) or _CALL_RE.search(line))}
+    more = copy | _rest_of_ad_blocks(lines, ads, cfg.ad_block_lines)
+    return ads | {i for i in more if _words(lines[i]) <= cfg.ad_copy_words}
 
 
 def _rest_of_ad_blocks(lines: list[str], ads: set[int], block_lines: int) -> set[int]:
@@ -140,20 +145,45 @@ def _rest_of_ad_blocks(lines: list[str], ads: set[int], block_lines: int) -> set
 
 
 def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConfig) -> list[LineVerdict]:
-    """Each text's ad lines found and removed (see the module's docstring). Only texts holding a contact, a
-    link, an offer or a spam pattern are read line by line."""
-    candidates = {i for i, text in enumerate(texts) if _ANY_RE.search(text)}
-    if spam is not None:
-        counts = spam.batch_hits([text.lower() for text in texts])[0]
-        candidates |= set(np.flatnonzero(counts).tolist())
-    verdicts = []
-    for i, text in enumerate(texts):
-        if i not in candidates:
-            verdicts.append(LineVerdict(text, []))
-            continue
-        lines, ads = _ad_lines(text, spam, cfg)
-        verdicts.append(LineVerdict(_without(lines, ads) if ads else text, [lines[n] for n in sorted(ads)]))
+    """Each text's ad lines found and removed (see the module's docstring). Only the lines holding a trigger of a
+    contact, a link or an offer, or a spam pattern, are read with the patterns."""
+    lowered = [text.lower() for text in texts]
+    triggered: dict[int, list[int]] = defaultdict(list)
+    _, hit_text, hit_offset = _trigger_matcher().batch_hits(lowered)
+    for d, offset in zip(hit_text.tolist(), hit_offset.tolist(), strict=True):
+        triggered[d].append(offset)
+    joined = "\0".join(lowered)  # "@" and phone numbers, in one pass over the batch
+    starts = np.cumsum([0, *(len(low) + 1 for low in lowered)])
+    for match in _AT_OR_DIGITS_RE.finditer(joined):
+        if match.group() == "@" or _PHONE_NUMBER_RE.match(joined, match.start()):
+            d = int(np.searchsorted(starts, match.start(), side="right")) - 1
+            triggered[d].append(match.start() - int(starts[d]))
+    verdicts = [LineVerdict(text, []) for text in texts]
+    spam_counts, spam_text, spam_offset = spam.batch_hits(lowered) if spam is not None else (None, None, None)
+    for d in sorted(triggered.keys() | (set(np.flatnonzero(spam_counts).tolist()) if spam is not None else set())):
+        lines, lowered_lines = texts[d].split("\n"), lowered[d].split("\n")  # lower() keeps the line breaks
+        line_starts = [0]  # of the lowered lines: every offset is one in the lowered text
+        for line in lowered_lines[:-1]:
+            line_starts.append(line_starts[-1] + len(line) + 1)
+        spam_lines: Counter[int] = Counter()
+        if spam is not None and spam_counts[d]:
+            found = _offsets_of(d, spam_text, spam_offset) + spam.other_offsets(lowered[d])
+            spam_lines.update(bisect.bisect_right(line_starts, o) - 1 for o in found)
+        candidates = {bisect.bisect_right(line_starts, o) - 1 for o in triggered.get(d, [])}
+        ads = _ad_lines(lines, lowered_lines, candidates, spam_lines, cfg)
+        if ads:
+            verdicts[d] = LineVerdict(_without(lines, ads), [lines[n] for n in sorted(ads)])
     return verdicts
+
+
+def _offsets_of(doc: int, hit_text: np.ndarray, hit_offset: np.ndarray) -> list[int]:
+    """The offsets of the literal matches in text ``doc`` (``SpamMatcher.batch_hits``' hits, text after text)."""
+    return hit_offset[np.searchsorted(hit_text, doc):np.searchsorted(hit_text, doc, side="right")].tolist()
+
+
+@functools.lru_cache(maxsize=1)
+def _trigger_matcher() -> SpamMatcher:
+    return SpamMatcher(_TRIGGER_WORDS)
 
 
 def _without(lines: list[str], removed: set[int]) -> str:

@@ -141,6 +141,17 @@ class SpamMatcher:
         """The regex patterns ``parts`` (indices, in order) as one alternation."""
         return re.compile("|".join(f"(?:{self._others[i]})" for i in parts))
 
+    def other_offsets(self, lowered: str) -> list[int]:
+        """Where the regex patterns and one-character literals match in one lowercased text (``batch_hits``
+        gives the other literals' offsets)."""
+        found = [m.start() for m in self.regex.finditer(lowered)] if self.regex is not None else []
+        for literal in self._one_char:
+            at = lowered.find(literal)
+            while at >= 0:
+                found.append(at)
+                at = lowered.find(literal, at + 1)
+        return found
+
     def line_hit(self, line: str) -> bool:
         """Whether a lowercased line holds a one-character literal or a regex match (the other
         literals are found by ``batch_hits``)."""
