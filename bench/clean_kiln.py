@@ -16,6 +16,7 @@ from measure import timed, worker_args, write_result
 
 from common.config import CleanConfig, load_config
 from stages.clean.lid import decide_languages
+from stages.clean.lines import filter_lines
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -50,6 +51,8 @@ def time_components(batches: list[pa.RecordBatch], cfg: CleanConfig) -> dict[str
             texts = [repair(t) for t in texts] if cfg.repair else texts
         with timed(seconds, "timestamps"):
             texts = [scrub_timestamps(t)[0] for t in texts] if cfg.scrub_timestamps else texts
+        with timed(seconds, "line filters"):
+            texts = [v.text for v in filter_lines(texts, spam, cfg.line_filters)] if cfg.line_filters.enabled else texts
         with timed(seconds, "lid"):
             languages = decide_languages(texts, cfg.lid)
         with timed(seconds, "signals"):
