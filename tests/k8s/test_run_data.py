@@ -35,8 +35,9 @@ def state():
         with open(STATE) as f:
             data = json.load(f)
         yield data
-        with open(STATE, "w") as f:
+        with open(STATE + ".tmp", "w") as f:  # then renamed: a stand-in killed mid-write leaves the old state whole
             json.dump(data, f)
+        os.replace(STATE + ".tmp", STATE)
 
 
 if "-n" in args:
