@@ -63,11 +63,22 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
         status = StageStatus(name, "done", manifest.accounting, sum(s.bytes for s in manifest.shards))
         status.units_done = status.units_total = len(manifest.shards)
         stats_file = stage_dir / STATS_NAME
-        if stats_file.exists():
-            status.wall_seconds = json.loads(stats_file.read_text()).get("wall_seconds")
-        status.notes = _classifier_note(stage_dir)
+        stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+        status.wall_seconds = stats.get("wall_seconds")
+        status.notes = _lines_note(name, stats) + _classifier_note(stage_dir)
         rows.append(status)
     return rows
+
+
+def _lines_note(stage: str, stats: dict) -> list[str]:
+    """The lines a stage removed from documents (the clean stage's line filters), per reason."""
+    removed = {reason: n for reason, n in ((stats.get("details") or {}).get("lines_removed") or {}).items()
+               if n.get("lines")}
+    if not removed:
+        return []
+    return [f"{stage} removed lines: " + ", ".join(
+        f"{reason}={n['lines']:,} ({n['chars']:,} characters, {n['documents']:,} documents)"
+        for reason, n in sorted(removed.items())) + f" (each in {stage}/_removed_lines/)"]
 
 
 def _classifier_note(stage_dir: Path) -> list[str]:

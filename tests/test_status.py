@@ -80,3 +80,15 @@ def test_a_classifier_with_nothing_held_out_says_so_instead_of_an_accuracy(tmp_p
     out = _mix_status(tmp_path, capsys, 0.0, 0)
     assert "mix classifier: held-out accuracy n/a (no labelled documents held out); labelled" in out
     assert "0.000" not in out
+
+
+def test_the_lines_clean_removed_are_shown_per_reason(tmp_path: Path, capsys):
+    write_manifest(tmp_path / "clean", Manifest(
+        stage="clean", code_version="v", fingerprint="f", config={}, input={}, excluded={},
+        shards=[ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)],
+        accounting=Accounting(7, 7, {})))
+    (tmp_path / "clean" / "_stats.json").write_text(json.dumps({"wall_seconds": 1.0, "details": {
+        "lines_removed": {"ad": {"documents": 3, "lines": 12, "chars": 480}}}}))
+    assert main(["status", str(tmp_path)]) == 0
+    assert ("clean removed lines: ad=12 (480 characters, 3 documents) (each in clean/_removed_lines/)"
+            in " ".join(capsys.readouterr().out.split()))
