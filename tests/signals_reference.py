@@ -26,7 +26,7 @@ LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f]+(?:['’][A-Za-z]+)?")
 HASHTAG_RE = re.compile(r"#(?=[^\s#])")  # a "#" before a word: not a comment marker ("# ") or a heading ("## ")
 TERMINAL_PUNCT = tuple(".!?。！？…\"'”’」』)）")
 BULLETS = ("•", "-", "*", "·", "●", "○", "▪", "◦", "‣", "–")
-ELLIPSES = ("...", "…", "……")
+ELLIPSES = ("...", "…")
 DECORATIVE_RE = re.compile(
     r"[\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u2580-\u27bf\u2900-\u2bff\u3200-\u33ff\U0001F000-\U0001FAFF]")
 LATIN1_DEBRIS_RE = re.compile(r"[\u00c0-\u00ff][\u0080-\u00bf\u2018-\u203a\u0152-\u0178\u02c6\u02dc\u20ac\u2122]")
@@ -124,7 +124,7 @@ def line_signals(text: str) -> dict[str, float]:
         "q_dup_line_frac": dup_lines / n,
         "q_dup_line_char_frac": dup_chars / total_chars,
         "q_bullet_line_frac": sum(line.startswith(BULLETS) for line in lines) / n,
-        "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) for line in lines) / n,
+        "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) and not line.endswith("……") for line in lines) / n,
         "q_terminal_punct_line_frac": sum(line.endswith(TERMINAL_PUNCT) for line in lines) / n,
         "q_short_line_frac": sum(len(line) <= 30 for line in lines) / n,
         "q_nav_line_frac": nav_line_frac(lines),

@@ -129,6 +129,17 @@ def test_table_and_comment_box_borders_are_formatting_not_symbol_runs():
     assert _signals(shouted)["q_symbol_run_frac"] > 0.1  # a run beside words on its line still counts
 
 
+def test_dialogue_trailing_off_in_chinese_ellipses_is_not_truncated_text():
+    dialogue = "\n".join(["艾琳：首先是向右擦除……", "艾琳：然后是向左擦除……", "艾琳：接着，滑入。",
+                           "艾琳：向上滑入……", "艾琳：和向下滑入。"] * 3)
+    assert _signals(dialogue)["q_ellipsis_line_frac"] == 0.0
+    snippets = "\n".join(["市政府召开常务会议，研究部署今年的重点工作…", "全省春运客流比去年同期增长一成以上，铁路部门…",
+                           "专家认为，今年粮食生产形势总体较好，但仍需…", "本市新建的三座公园将于五月向市民开放，届时…",
+                           "高校毕业生就业工作会议昨日召开，会上提出…", "气象台发布寒潮蓝色预警，提醒市民注意防寒…",
+                           "图书馆延长周末开放时间，读者可在晚上九点前…", "新能源汽车销量连续三个月上升，业内人士表示…"])
+    assert _signals(snippets)["q_ellipsis_line_frac"] == 1.0 and _verdict(snippets, "zh") == "ellipsis_lines"
+
+
 def test_shell_prompts_and_comments_are_not_hashtags():
     session = ("Become root and install the package:\n\n# apt install makedev\n# cd /dev\n# MAKEDEV generic\n\n"
                "## Notes\n\nThe commands above run as root; the prompt shows # instead of $.\n")

@@ -87,6 +87,7 @@ EDGE_CASES = [
     "rock'n'roll and don'té, l'été, it's a’b’c’d’e; O'Neill's ÀÉ'x",
     "The THE the Is iS a A an AN. Théo",
     "....... .. ... …… ### #",
+    "他说……\n好吧…\n……\n…\nwait...\n.. \n她走了……。",
     "#tag #a# ## Heading\n# comment\n#\n#include <x>\n#",
     "+-----+-----+\n| a   | b   |\n+=====+=====+\n|:---|---:|\n/*****\n *****/\n--- ---\nx ----- y\n-----+-----",
     "★★★★ ☆彡☆彡☆彡☆彡 =-=-=-=- ab!ab!ab!ab! ────────",

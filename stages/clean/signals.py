@@ -150,7 +150,10 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     earlier[order] = np.concatenate(([False], ordered[1:] == ordered[:-1]))
     duplicated = repeats_before | earlier
     last = batch.cp[end - 1]
-    ellipsis = (last == ord("…")) | ((length >= 3) & (last == 46) & (batch.cp[end - 2] == 46) & (batch.cp[np.maximum(end - 3, 0)] == 46))
+    # A line cut short ends in "…" or "...": not in "……", the ellipsis Chinese writers end a trailing-off sentence with.
+    before = batch.cp[np.maximum(end - 2, 0)]
+    ellipsis = (((last == ord("…")) & ((length < 2) | (before != ord("…"))))
+                | ((length >= 3) & (last == 46) & (before == 46) & (batch.cp[np.maximum(end - 3, 0)] == 46)))
     lines_or_one = np.maximum(count, 1)
     chars = np.bincount(doc, weights=length, minlength=batch.docs)
     columns = {
