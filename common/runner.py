@@ -157,23 +157,22 @@ class UnitContext:
         if output is None:
             self._kept.write(batch)
         else:
-            writer = self._outputs.get(output)
-            if writer is None:
-                path = self.stage_dir / output / self.unit.shard_name
-                writer = self._outputs[output] = ShardWriter(path, batch.schema, self.stage_dir)
-            writer.write(batch)
+            self._output_writer(output, batch.schema).write(batch)
         self.accounting.docs_out += batch.num_rows
 
     def record(self, output: str, rows: pa.Table) -> None:
         """Write rows that are not documents (e.g. the lines a stage removed from kept documents, for audit) to
         ``<stage_dir>/<output>/``; they count toward no document total."""
-        if rows.num_rows == 0:
-            return
+        if rows.num_rows:
+            self._output_writer(output, rows.schema).write(rows)
+
+    def _output_writer(self, output: str, schema: pa.Schema) -> ShardWriter:
+        """The unit's writer of ``<stage_dir>/<output>/``, opened on first use."""
         writer = self._outputs.get(output)
         if writer is None:
-            writer = self._outputs[output] = ShardWriter(self.stage_dir / output / self.unit.shard_name, rows.schema,
-                                                         self.stage_dir)
-        writer.write(rows)
+            path = self.stage_dir / output / self.unit.shard_name
+            writer = self._outputs[output] = ShardWriter(path, schema, self.stage_dir)
+        return writer
 
     def drop(self, reason: str, rows: pa.Table | pa.RecordBatch | list[dict], signal: Signal = None) -> None:
         """Write dropped documents to ``_excluded/<reason>/`` and count them under ``reason``.

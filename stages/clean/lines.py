@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from common.config import LineFilterConfig
-from stages.clean.spam import SpamMatcher
+from stages.clean.spam import SpamMatcher, text_hits
+from stages.clean.textsets import HAN_RE
 
 # The patterns of the kinds; all but _OFFER_RE (whose promo codes are told by their capitals) read lowercased lines.
 _PHONE_CUE = r"(?:电话|手机|热线|致电|来电|tel|phone|mobile|call|text|whatsapp|telegram|contact|联系)"
@@ -68,7 +69,6 @@ _TRIGGER_WORDS = (
 _AT_OR_DIGITS_RE = re.compile(r"@|\d[\d \-]{6,}\d")  # found fast; a run of digits is then checked for a phone's shape
 _PHONE_NUMBER_RE = re.compile(r"1[3-9]\d{9}|(?:\d{1,3}[ \-])?\d{2,4}[ \-]\d{3,4}[ \-]?\d{3,6}|0\d{2,3}-\d{7,8}")
 _WORD_RE = re.compile(r"[^\W\d_]+")
-_HAN_RE = re.compile(r"[\u3400-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class LineVerdict:
 
 def _words(text: str) -> float:
     """Words of ``text``: Latin words, and Han characters / 2."""
-    return len(_WORD_RE.findall(_HAN_RE.sub(" ", text))) + len(_HAN_RE.findall(text)) / 2
+    return len(_WORD_RE.findall(HAN_RE.sub(" ", text))) + len(HAN_RE.findall(text)) / 2
 
 
 def _other_words(line: str) -> float:
@@ -167,18 +167,13 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
             line_starts.append(line_starts[-1] + len(line) + 1)
         spam_lines: Counter[int] = Counter()
         if spam is not None and spam_counts[d]:
-            found = _offsets_of(d, spam_text, spam_offset) + spam.other_offsets(lowered[d])
+            found = text_hits(d, spam_text, spam_offset).tolist() + spam.other_offsets(lowered[d])
             spam_lines.update(bisect.bisect_right(line_starts, o) - 1 for o in found)
         candidates = {bisect.bisect_right(line_starts, o) - 1 for o in triggered.get(d, [])}
         ads = _ad_lines(lines, lowered_lines, candidates, spam_lines, cfg)
         if ads:
             verdicts[d] = LineVerdict(_without(lines, ads), [lines[n] for n in sorted(ads)])
     return verdicts
-
-
-def _offsets_of(doc: int, hit_text: np.ndarray, hit_offset: np.ndarray) -> list[int]:
-    """The offsets of the literal matches in text ``doc`` (``SpamMatcher.batch_hits``' hits, text after text)."""
-    return hit_offset[np.searchsorted(hit_text, doc):np.searchsorted(hit_text, doc, side="right")].tolist()
 
 
 @functools.lru_cache(maxsize=1)

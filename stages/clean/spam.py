@@ -194,6 +194,12 @@ def _required_literal(pattern: re.Pattern) -> str | None:
     return best if len(best) >= 2 else None
 
 
+def text_hits(text: int, hit_text: np.ndarray, hit_offset: np.ndarray) -> np.ndarray:
+    """The offsets of the literal matches in text ``text`` of a batch (``SpamMatcher.batch_hits``' hits, which
+    come text after text)."""
+    return hit_offset[np.searchsorted(hit_text, text):np.searchsorted(hit_text, text, side="right")]
+
+
 @functools.lru_cache(maxsize=4)
 def spam_matcher(patterns: tuple[str, ...]) -> SpamMatcher | None:
     """A cached matcher for the configured patterns (None when there are none)."""
@@ -206,7 +212,7 @@ def spam_line_frac(texts: list[str], spam: SpamMatcher) -> np.ndarray:
     fraction = np.zeros(len(texts))
     counts, hit_text, hit_offset = spam.batch_hits(lowered)
     for d in np.flatnonzero(counts >= 2).tolist():
-        hits = np.sort(hit_offset[np.searchsorted(hit_text, d):np.searchsorted(hit_text, d, side="right")])
+        hits = np.sort(text_hits(d, hit_text, hit_offset))
         spammy = lines = 0
         start = 0
         for line in lowered[d].split("\n"):
