@@ -75,6 +75,7 @@ def _clean_details() -> dict:
         "dropped_by_rule_lang": DROPPED,
         "repaired": 7,
         "timestamp_spans_removed": 13,
+        "lines_removed": {"ad": {"documents": 4, "lines": 11, "chars": 1234}},
         "examples": {
             "too_short": [{"source_id": "doc-1", "lang": "en", "signal": "q_tokens=3 (min 20, lang en)",
                            "text": f"Read more {SCRIPT}"}],
@@ -205,6 +206,8 @@ def test_clean_rules_thresholds_and_counts(report: tuple[Path, str]) -> None:
     assert "en 3" in rows["mean_word_length"] and "en 10" in rows["mean_word_length"]
     assert "en 0.65, zh 0.5" in rows["lang"]
     assert "Repaired documents: <b>7</b>" in page and "timestamp spans removed: <b>13</b>" in page
+    removed = page[page.index("<h3>Lines removed from documents</h3>"):].split("</table>")[0]
+    assert re.search(r"<td>ad</td><td[^>]*>4</td><td[^>]*>11</td><td[^>]*>1,234</td>", removed), removed
 
 
 def test_examples_escaped_and_truncated(report: tuple[Path, str]) -> None:
