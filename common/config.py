@@ -206,6 +206,7 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
     "spam": _rule("q_spam_line_frac", max={"*": 0.3}),
     "code_stubs": _rule("q_stub_frac", max={"*": 0.5}),
     "navigation": _rule("q_nav_line_frac", max={"*": 0.85}),
+    "licence_page": _rule("q_licence_sentence_frac", max={"*": 0.25}),
     "dup_lines": _rule("q_dup_line_frac", max={"en": 0.3, "zh": 0.287}),
     "dup_line_chars": _rule("q_dup_line_char_frac", max={"en": 0.2, "zh": 0.2}),
     "top2gram": _rule("q_top2gram_frac", max={"en": 0.3}),

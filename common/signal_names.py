@@ -12,7 +12,7 @@ SCALAR_SIGNALS = (
     "q_alpha_token_frac", "q_stop_words", "q_newline_token_ratio", "q_symbol_run_frac", "q_decorative_frac",
     "q_mojibake_frac", "q_mojibake_marks", "q_rare_han_frac", "q_stub_frac", "q_spam_line_frac",
     "q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
-    "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac", "q_lost_char_frac",
+    "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac", "q_lost_char_frac", "q_licence_sentence_frac",
 )
 REPETITION_SIGNALS = (*(f"q_top{n}gram_frac" for n in (2, 3, 4)), *(f"q_dup{n}gram_frac" for n in range(5, 11)))
 SIGNAL_NAMES = (*SCALAR_SIGNALS, *REPETITION_SIGNALS)

@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
+from stages.clean.licence import licence_sentence_frac  # per document in both: the definition
 from stages.clean.signals import _stub_frac, _symbol_run_chars  # per document in both: the definition
 from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS, common_han
 from tests.navigation_reference import nav_line_frac
@@ -211,6 +212,7 @@ def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = No
         "q_mojibake_marks": _mojibake_marks(text),
         "q_rare_han_frac": (len(han) - sum(map(common_han().__contains__, han))) / len(han) if len(han) >= 20 else 0.0,
         "q_stub_frac": _stub_frac(text),
+        "q_licence_sentence_frac": licence_sentence_frac(text),
         "q_lost_char_frac": lost / non_space if (lost := _lost_marks(text)) >= 3 else 0.0,
     }
     if spam is not None:

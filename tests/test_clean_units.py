@@ -263,6 +263,61 @@ def test_an_index_page_is_navigation_and_a_poem_is_not():
     assert _signals(poem)["q_nav_line_frac"] < 0.5
 
 
+LICENCE_EN = """Terms of use
+
+Copyright 2019-2024 the authors of this package.
+You may use, copy and change this work, provided that this notice appears in every copy.
+You may not use the names of the authors to promote derived works without their written permission.
+The work is provided as is, and the authors disclaim any warranty, express or implied.
+In no event shall the authors be liable for any damages arising from the use of this work.
+Any copy you distribute shall carry these terms and conditions unchanged.
+If any part of this licence is held invalid, the remaining terms stay in force."""
+LICENCE_ZH = """软件许可协议
+
+版权所有 © 2021 本项目作者，保留所有权利。
+在遵守本协议条款的前提下，您可以复制、修改和分发本软件。
+您不得删除本软件中的任何版权声明或许可声明。
+本软件按原样提供，作者不提供任何明示或默示的担保。
+对于因使用本软件而产生的任何损失，作者不承担任何赔偿责任。
+再分发本软件时，必须附带本协议的完整文本。
+如本协议的任何条款被认定无效，其余条款仍然有效。"""
+ABOUT_LICENCES = """Choosing a licence
+
+Most of the programs in the archive come with their source code, and the licence that covers each one is
+recorded beside it. Before you add a package, read how its authors let others use it. Some licences ask
+only that the copyright notice stays in place, others ask that changed versions are shared under the
+same terms.
+
+The tools described in this chapter check the recorded licences of every package against the list of
+licences the project accepts. They report the packages that need a closer look. They do not decide for
+you; a person still reads each report and talks with the authors when something is unclear."""
+COPYRIGHT_CASE_EN = """A court in San Francisco ruled on Tuesday that a photo agency had not proved its case against a magazine.
+The agency said the magazine printed eleven of its pictures in a travel feature without asking first.
+Lawyers for the magazine argued that the pictures were used under an agreement signed in 2019.
+The judge agreed, and said the agency's claim for damages of two million dollars could not go forward.
+"We have always defended the copyright of our photographers, and we will do so again," its chief said.
+Legal experts said the ruling could make such suits harder to win.
+The appeal is expected to be heard next year."""
+COPYRIGHT_CASE_ZH = """本报讯 记者昨日从市中级人民法院获悉，一起涉及网络文学作品的著作权纠纷案一审宣判。
+原告是一名网络小说作者，他发现自己的作品被一家网站未经许可全文转载，点击量超过百万。
+法院审理认为，被告网站的行为侵犯了原告的信息网络传播权，判决被告停止侵权并赔偿经济损失五万元。
+被告当庭表示将提起上诉。
+法官在庭后接受采访时说，近年来此类案件数量明显增加，网络平台应当加强内容审核。
+业内人士认为，这一判决对规范网络转载行为具有示范意义。
+据了解，该院今年已审结知识产权案件三百余件。"""
+
+
+def test_licence_pages_are_dropped_and_writing_about_licences_is_kept():
+    assert _verdict(LICENCE_EN, "en") == "licence_page"
+    assert _verdict(LICENCE_ZH, "zh") == "licence_page"
+    for text, lang in ((ABOUT_LICENCES, "en"), (COPYRIGHT_CASE_EN, "en"), (COPYRIGHT_CASE_ZH, "zh"),
+                       (EN_PARAGRAPH, "en"), (TECH_EN, "en")):
+        assert _verdict(text, lang) is None, text[:40]
+    assert _signals(EN_PARAGRAPH)["q_licence_sentence_frac"] == 0.0
+    notice_only = "\n".join(LICENCE_EN.splitlines()[:4])  # too few sentences to judge
+    assert _signals(notice_only)["q_licence_sentence_frac"] == 0.0
+
+
 def test_box_drawn_tables_are_not_symbol_runs():
     table = "┌────────┬────────┐\n│级别    │说明    │\n├────────┼────────┤\n│0       │系统不可用│\n└────────┴────────┘"
     text = ZH_PARAGRAPH + "\n" + table

@@ -98,6 +98,8 @@ EDGE_CASES = [
     "aa aa xyz, free aa",
     "a pair: aa aa, free",
     "click here! 12% off\nqq: 123456\n\n\nvx：abc\n1380013800012345",
+    "Copyright 2024.\nYou may copy it under the terms of this License.\nAny copy shall carry this notice.\n"
+    "No warranty of any kind.\nPermission may not be sold.\nThe licence is void if broken.\nEnd of the terms.",
     "line\nline\nline\nother\nline\nother\n",
     "a\nb\na\nb\nc\n",
     "的的的的 是是 人中 0123 ²³ ①",

@@ -9,7 +9,7 @@ The signals of a batch are computed together: with numpy over the batch's code p
 tokens does in one pass what numpy would need many for: character counts (char_counts.py),
 navigation entries (navigation.py), spam literals (spam.py) and n-gram repetition
 (repetition.py). The few signals read with a regular expression (symbol runs, with a
-back-reference; code stubs) are computed per document, only for the documents a scan shows
+back-reference; code stubs; licence sentences) are computed per document, only for the documents a scan shows
 could score above zero.
 tests/signals_reference.py defines each signal one document at a time.
 """
@@ -25,6 +25,8 @@ from stages.clean import batch_text as bt
 from stages.clean import navigation as navigation_rule
 from stages.clean.batch_text import BatchText
 from stages.clean.char_counts import char_counts
+from stages.clean.licence import HINTS as LICENCE_HINTS
+from stages.clean.licence import licence_sentence_frac
 from stages.clean.navigation import MIN_NAV_LINES
 from stages.clean.repetition import repetition_signals
 from stages.clean.spam import SpamMatcher, spam_line_frac
@@ -202,6 +204,9 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
     stubs = np.zeros(docs)
     for d in _containing(batch, STUB_HINTS):
         stubs[d] = _stub_frac(texts[d])
+    licence = np.zeros(docs)
+    for d in _containing(batch, LICENCE_HINTS):
+        licence[d] = licence_sentence_frac(texts[d])
     columns |= {
         "q_chars": batch.lengths.astype(np.float64),
         "q_tokens": tokens,
@@ -218,6 +223,7 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
         "q_mojibake_marks": np.where((chars.orphan_leads > 0) & (marks >= 0.5 * chars.latin1_letters), marks, 0.0),
         "q_rare_han_frac": np.where(han >= 20, (han - chars.common_han) / np.maximum(han, 1), 0.0),
         "q_stub_frac": stubs,
+        "q_licence_sentence_frac": licence,
         "q_lost_char_frac": np.where(lost >= MIN_LOST_MARKS, lost / non_space, 0.0),
     }
     if spam is not None:
