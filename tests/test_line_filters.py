@@ -36,6 +36,10 @@ def _lines(text: str) -> list[str]:
     (EN_PROSE, ["Earn bonus credits when you sign up today.\nMessage us on WhatsApp: +44 7700 900123"]),
     (ZH_PROSE, ["限时特价，全场五折包邮！\n订购热线：13912345678"]),
     (ZH_PROSE, ["关注公众号，免费领取全套复习资料。", "客服微信：abc12345"]),
+    # Prices and amounts in every form the fast scan marks: 满 before a digit, a numeral before 折, a currency code
+    # after a digit, fullwidth digits.
+    (ZH_PROSE, ["店庆满199减50，欢迎来电", "全场七折，咨询电话：０２１ ５５５５ ０１９９"]),
+    (EN_PROSE, ["Tickets from 25usd, book today!"]),
 ])
 def test_ad_paragraphs_inside_prose_are_removed_and_the_prose_is_kept(prose, ads):
     paragraphs = prose.split("\n\n")

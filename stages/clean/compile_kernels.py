@@ -14,12 +14,12 @@ import time
 from numba.core.registry import CPUDispatcher
 
 from common.config import load_config
-from stages.clean import batch_text, char_counts, navigation, repetition, spam
+from stages.clean import batch_text, char_counts, lines, navigation, repetition, spam
 from stages.clean.signals import compute_signals
 
-KERNEL_MODULES = (batch_text, char_counts, navigation, repetition, spam)
-# Enough lines for the navigation rule, repeated tokens for the repetition kernel, a spam literal.
-SAMPLE = "\n".join(["Kiln compiles its clean kernels once.", "扫一扫 加微信 free money — now", "Index, 12"] * 4)
+KERNEL_MODULES = (batch_text, char_counts, lines, navigation, repetition, spam)
+# Enough lines for the navigation rule, repeated tokens for the repetition kernel, a spam literal, a price.
+SAMPLE = "\n".join(["Kiln compiles its clean kernels once.", "扫一扫 加微信 free money — now ¥99", "Index, 12"] * 4)
 
 
 def kernels() -> list[CPUDispatcher]:
@@ -29,7 +29,10 @@ def kernels() -> list[CPUDispatcher]:
 
 def main() -> None:
     start = time.perf_counter()
-    compute_signals([SAMPLE, "中文的文本。"], spam.spam_matcher(tuple(load_config().clean.spam_patterns)))
+    clean = load_config().clean
+    matcher = spam.spam_matcher(tuple(clean.spam_patterns))
+    compute_signals([SAMPLE, "中文的文本。"], matcher)
+    lines.filter_lines([SAMPLE], matcher, clean.line_filters)
     seconds = time.perf_counter() - start
     found = kernels()
     loaded = sum(sum(kernel.stats.cache_hits.values()) for kernel in found)

@@ -32,6 +32,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from common.config import LineFilterConfig
@@ -57,16 +58,18 @@ _CALL_RE = re.compile(
     r"|shop|use\s+code|reply|hurry|act\s+now|visit|get\s+(?:your|it|yours))\b"
     r"|(?:购买|订购|点击|关注|添加|加入|联系|咨询|领取|扫码|转发|报名|预订|下单|进群|私信|致电|来电|抢购|限时|名额有限))",
     re.MULTILINE)
-# What every contact, link and offer holds, found fast (one compiled scan of a batch for the words, str.find for "@",
-# runs of digits shaped like a phone number): only the lines holding one are read with the patterns above.
-_DIGITS = "0123456789０１２３４５６７８９"
+# What every contact, link and offer holds, found fast: the words by one compiled scan of a batch, and "@", prices,
+# amounts and runs of digits shaped like a phone number by one pass over its code points (_marks). Only the lines
+# holding one are read with the patterns above.
 _TRIGGER_WORDS = (
     "微信", "v信", "weixin", "wechat", "vx", "qq", "skype", "whatsapp", "telegram", "http", "www", "free", "discount",
     "sale", "coupon", "promo", "deal", "cheap", "bonus", "% off", "%off", "免费", "优惠", "折扣", "促销", "特价", "秒杀",
-    "包邮", *(f"{sign}{digit}" for sign in "$€£¥￥" for digit in _DIGITS),
-    *(f"{digit}{unit}" for unit in ("元", "块", "折", "usd", "eur", "rmb") for digit in _DIGITS),
-    *(f"{numeral}折" for numeral in "一二三四五六七八九"), *(f"满{digit}" for digit in _DIGITS))
-_AT_OR_DIGITS_RE = re.compile(r"@|\d[\d \-]{6,}\d")  # found fast; a run of digits is then checked for a phone's shape
+    "包邮")
+_CURRENCY_SIGNS = np.array([ord(c) for c in "$€£¥￥"], dtype=np.uint32)
+_AMOUNT_UNITS = np.array([ord(c) for c in "元块折"], dtype=np.uint32)  # after a digit
+_CURRENCY_CODES = np.array([[ord(c) for c in code] for code in ("usd", "eur", "rmb")], dtype=np.uint32)
+_NUMERALS = np.array([ord(c) for c in "一二三四五六七八九"], dtype=np.uint32)  # before 折
+_MIN_PHONE_CHARS = 8
 _PHONE_NUMBER_RE = re.compile(r"1[3-9]\d{9}|(?:\d{1,3}[ \-])?\d{2,4}[ \-]\d{3,4}[ \-]?\d{3,6}|0\d{2,3}-\d{7,8}")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 
@@ -152,12 +155,14 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
     _, hit_text, hit_offset = _trigger_matcher().batch_hits(lowered)
     for d, offset in zip(hit_text.tolist(), hit_offset.tolist(), strict=True):
         triggered[d].append(offset)
-    joined = "\0".join(lowered)  # "@" and phone numbers, in one pass over the batch
-    starts = np.cumsum([0, *(len(low) + 1 for low in lowered)])
-    for match in _AT_OR_DIGITS_RE.finditer(joined):
-        if match.group() == "@" or _PHONE_NUMBER_RE.match(joined, match.start()):
-            d = int(np.searchsorted(starts, match.start(), side="right")) - 1
-            triggered[d].append(match.start() - int(starts[d]))
+    joined = "\0".join(lowered)
+    marks, phone_runs = _marks(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32),
+                               _CURRENCY_SIGNS, _AMOUNT_UNITS, _CURRENCY_CODES, _NUMERALS, _MIN_PHONE_CHARS)
+    found = np.sort(np.concatenate((marks, [at for at in phone_runs.tolist() if _PHONE_NUMBER_RE.match(joined, at)])))
+    starts = np.cumsum([0, *(len(text) + 1 for text in lowered)])
+    found_in = np.searchsorted(starts, found, side="right") - 1
+    for d, offset in zip(found_in.tolist(), (found - starts[found_in]).tolist(), strict=True):
+        triggered[d].append(offset)
     verdicts = [LineVerdict(text, []) for text in texts]
     spam_counts, spam_text, spam_offset = spam.batch_hits(lowered) if spam is not None else (None, None, None)
     for d in sorted(triggered.keys() | (set(np.flatnonzero(spam_counts).tolist()) if spam is not None else set())):
@@ -174,6 +179,47 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
         if ads:
             verdicts[d] = LineVerdict(_without(lines, ads), [lines[n] for n in sorted(ads)])
     return verdicts
+
+
+@numba.njit(cache=True, nogil=True)
+def _digit(c: int) -> bool:
+    return 0x30 <= c <= 0x39 or 0xFF10 <= c <= 0xFF19  # ASCII and fullwidth
+
+
+@numba.njit(cache=True, nogil=True)
+def _marks(cp: np.ndarray, currency_signs: np.ndarray, amount_units: np.ndarray, currency_codes: np.ndarray,
+           numerals: np.ndarray, min_phone_chars: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where lowercased code points hold what an offer or a contact holds: "@", a currency sign before a digit, a
+    digit before 元, 块, 折 or a currency code, 满 before a digit, a numeral before 折; and, apart, the first digit of
+    each run of digits, spaces and hyphens whose digits span ``min_phone_chars`` or more (a phone number's
+    candidates)."""
+    marks, runs = [], []
+    run_first = run_last = -1
+    n = len(cp)
+    for i in range(n):
+        c = cp[i]
+        digit = _digit(c)
+        following = cp[i + 1] if i + 1 < n else 0
+        if (c == 0x40 or (following and _digit(following) and (c == 0x6EE1 or (currency_signs == c).any()))
+                or (digit and (amount_units == following).any())
+                or (following == 0x6298 and (numerals == c).any())):  # 满 (0x6EE1) before a digit; 折 (0x6298)
+            marks.append(i)
+        elif digit and i + 3 < n:
+            for code in range(len(currency_codes)):
+                if cp[i + 1] == currency_codes[code, 0] and cp[i + 2] == currency_codes[code, 1] \
+                        and cp[i + 3] == currency_codes[code, 2]:
+                    marks.append(i)
+        if digit:
+            if run_first < 0:
+                run_first = i
+            run_last = i
+        elif c != 0x20 and c != 0x2D:
+            if run_first >= 0 and run_last - run_first + 1 >= min_phone_chars:
+                runs.append(run_first)
+            run_first = -1
+    if run_first >= 0 and run_last - run_first + 1 >= min_phone_chars:
+        runs.append(run_first)
+    return np.array(marks, dtype=np.int64), np.array(runs, dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=1)
