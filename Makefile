@@ -79,7 +79,7 @@ K8S_TRAIN   ?= train-ascend-2x16
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
-.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo
+.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo category-model
 .PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-images k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
@@ -102,6 +102,9 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 	$(PY) -m kiln run --data-dir $(DATA_DIR) \
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
+
+category-model: $(STAMP) ## build the default category model mix uses for a corpus without categories (fetches its seed set)
+	$(PY) -m kiln category-model $(ARGS)
 
 test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
 	$(DATA_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)

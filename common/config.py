@@ -307,6 +307,7 @@ class CategoryClassifierConfig(Section):
     threshold: Fraction = 0.5
     held_out_fraction: float = Field(default=0.1, gt=0.0, lt=1.0)
     labelled_sample: str | None = None
+    default_model: str | None = None
     min_labelled_per_category: int = Field(default=20, ge=1)
     max_examples_per_category: int = Field(default=5000, ge=1)
     max_chars: int = Field(default=2000, ge=16)

@@ -161,7 +161,7 @@ def test_training_is_deterministic_and_unknown_documents_below_the_threshold_sta
     assert len(models) == 1
     texts = ["the minister said the market fell", "故乡的月光", "known", "zzz qqq"]
     labels, scores = categorize(tmp_path / "a" / MODEL_NAME, texts, ["unknown", "unknown", "academic", "unknown"],
-                                cfg.replace(threshold=0.9))
+                                cfg, threshold=0.9)
     assert labels[:3] == ["news", "literature", "academic"] and np.isnan(scores[2])
     assert scores[0] >= 0.9 and scores[1] >= 0.9
     assert (labels[3] == "unknown") == (scores[3] < 0.9)

@@ -117,27 +117,27 @@ def _download_first(packages: tuple[str, ...], debs: Path) -> None:
     raise KilnError(f"apt-get download: none of {', '.join(packages)} is available: {'; '.join(errors)}")
 
 
-def _unpack(cache: Path, root: Path) -> list[str]:
-    files = []
-    for deb in sorted((cache / "debs").glob("*.deb")):
-        _run(["dpkg-deb", "-x", str(deb), str(root)], f"unpacking {deb.name}")
-        files.append(deb.name)
-    for archive in sorted((cache / "pypi").glob("*")):
-        if archive.suffix == ".whl":
+def _archives(cache: Path) -> list[Path]:
+    """The downloaded packages: Debian packages, wheels and source archives."""
+    return [*sorted((cache / "debs").glob("*.deb")),
+            *(a for a in sorted((cache / "pypi").glob("*")) if a.suffix == ".whl" or a.name.endswith(".tar.gz"))]
+
+
+def _unpack(archives: list[Path], root: Path) -> None:
+    for archive in archives:
+        if archive.suffix == ".deb":
+            _run(["dpkg-deb", "-x", str(archive), str(root)], f"unpacking {archive.name}")
+        elif archive.suffix == ".whl":
             with zipfile.ZipFile(archive) as whl:
                 whl.extractall(root / "pypi")
-        elif archive.name.endswith(".tar.gz"):
+        else:
             with tarfile.open(archive) as tar:
                 tar.extractall(root / "pypi", filter="data")
-        else:
-            continue
-        files.append(archive.name)
-    return files
 
 
 @contextlib.contextmanager
 def fetch(cache: Path, sources: SourceSet = FIRST) -> Iterator[Fetched]:
-    """Download (once) and unpack every package of ``sources`` under ``cache/<its name>``; that folder stays
+    """Download and unpack (once) every package of ``sources`` under ``cache/<its name>``; that folder stays
     locked (a second build of the same set waits) until the caller has read what it needs from the files."""
     folder = Path(cache) / sources.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +145,14 @@ def fetch(cache: Path, sources: SourceSet = FIRST) -> Iterator[Fetched]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _download(folder, sources)
         root = folder / "unpacked"
-        if root.exists():
-            shutil.rmtree(root)
-        root.mkdir(parents=True)
-        yield Fetched(root, _unpack(folder, root))
+        archives = _archives(folder)
+        files = [archive.name for archive in archives]
+        stamp = folder / "unpacked.list"  # what ``root`` was unpacked from; readers only read it
+        if not (root.exists() and stamp.exists() and stamp.read_text().split("\n") == files):
+            stamp.unlink(missing_ok=True)
+            if root.exists():
+                shutil.rmtree(root)
+            root.mkdir(parents=True)
+            _unpack(archives, root)
+            stamp.write_text("\n".join(files))
+        yield Fetched(root, files)

@@ -29,6 +29,7 @@ from stages.mix.fasttext_train import train_supervised
 
 MODEL_NAME = "category_classifier.bin"
 REPORT_NAME = "category_classifier.json"
+DEFAULT_MODEL_REPORT = "category_model.json"  # beside the default model: its seed set, threshold and held-out figures
 LABEL = "__label__"
 BUCKETS = 200_000
 _HAN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
@@ -49,6 +50,7 @@ class ClassifierReport:
     held_out_accuracy: float
     accuracy_by_category: dict[str, float]
     threshold: float
+    origin: str = "corpus"  # "corpus": trained on this run's labelled documents; "default": Kiln's default model
 
     def to_dict(self) -> dict:
         """Plain values for mix_summary.json."""
@@ -108,8 +110,6 @@ def read_labelled_sample(path: Path, max_chars: int) -> list[tuple[str, str]]:
 def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], cfg: CategoryClassifierConfig,
                      out_dir: Path) -> ClassifierReport:
     """Train on the sampled and labelled examples (a seeded share held out), save the model and its report."""
-    import fasttext
-
     examples = sampler.examples()
     held_out = unit_interval(np.array([doc_id for doc_id, _, _ in examples], dtype=np.int64), cfg.seed + 1)
     held, train = [], list(labelled)
@@ -123,18 +123,10 @@ def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], c
             f"{dict(sorted(counts.items())) or 'none'}; each needs mix.classifier.min_labelled_per_category = "
             f"{cfg.min_labelled_per_category}, and at least two categories are needed): map more sources "
             "(ingest.source_categories, ingest.url_categories) or give mix.classifier.labelled_sample")
-    random.Random(cfg.seed).shuffle(train)
-    with tempfile.TemporaryDirectory() as tmp:
-        train_file = Path(tmp) / "train.txt"
-        train_file.write_text("".join(f"{LABEL}{category} {text}\n" for category, text in train), encoding="utf-8")
-        model_file = Path(tmp) / MODEL_NAME
-        train_supervised(train_file, model_file, epoch=cfg.epochs, lr=cfg.learning_rate, wordNgrams=cfg.word_ngrams,
-                         dim=cfg.dim, bucket=BUCKETS, minCount=1, thread=1, seed=cfg.seed, verbose=0)
-        atomic_write_bytes(out_dir / MODEL_NAME, model_file.read_bytes())
-        model = fasttext.load_model(str(model_file))
+    model = fit_model(train, cfg, out_dir / MODEL_NAME)
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
-    for (category, _), predicted in zip(held, _predict(model, [t for _, t in held])[0], strict=True):
+    for (category, _), predicted in zip(held, predict(model, [t for _, t in held])[0], strict=True):
         total[category] += 1
         right[category] += predicted == category
     report = ClassifierReport(
@@ -145,7 +137,25 @@ def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], c
     return report
 
 
-def _predict(model, texts: list[str]) -> tuple[list[str], list[float]]:
+def fit_model(examples: list[tuple[str, str]], cfg: CategoryClassifierConfig, model_path: Path):
+    """Train fastText on (category, classifier text) examples in a seeded order with ``cfg``'s hyper-parameters,
+    save the model to ``model_path`` and return it loaded."""
+    import fasttext
+
+    examples = list(examples)
+    random.Random(cfg.seed).shuffle(examples)
+    with tempfile.TemporaryDirectory() as tmp:
+        train_file = Path(tmp) / "train.txt"
+        train_file.write_text("".join(f"{LABEL}{category} {text}\n" for category, text in examples), encoding="utf-8")
+        model_file = Path(tmp) / MODEL_NAME
+        train_supervised(train_file, model_file, epoch=cfg.epochs, lr=cfg.learning_rate, wordNgrams=cfg.word_ngrams,
+                         dim=cfg.dim, bucket=BUCKETS, minCount=1, thread=1, seed=cfg.seed, verbose=0)
+        atomic_write_bytes(model_path, model_file.read_bytes())
+        return fasttext.load_model(str(model_file))
+
+
+def predict(model, texts: list[str]) -> tuple[list[str], list[float]]:
+    """The top category and its probability for each classifier text."""
     if not texts:
         return [], []
     labels, probs = model.predict(texts, k=1)
@@ -160,24 +170,45 @@ def _load(path: str, mtime_ns: int):
     return fasttext.load_model(path)
 
 
+def use_default_model(model_dir: Path, out_dir: Path) -> ClassifierReport:
+    """Copy Kiln's default category model (built by `kiln category-model` into ``model_dir``) into ``out_dir``,
+    with a report of its seed set, its threshold and its figures on held-out text."""
+    model, built_report = model_dir / MODEL_NAME, model_dir / DEFAULT_MODEL_REPORT
+    if not (model.is_file() and built_report.is_file()):
+        raise KilnError(
+            f"mix.classifier: the training split has no categorized document and no mix.classifier.labelled_sample "
+            f"is given, and Kiln's default category model is not in {model_dir} (no {MODEL_NAME} and "
+            f"{DEFAULT_MODEL_REPORT}): build it with `make category-model`, or set mix.classifier.default_model to "
+            "the folder it was built in")
+    built = json.loads(built_report.read_text())
+    test = built["test"]
+    report = ClassifierReport(
+        trained_on=built["seed"]["by_category"], held_out=test["documents"], held_out_accuracy=test["top1_accuracy"],
+        accuracy_by_category={c: row["top1_accuracy"] for c, row in test["by_category"].items()},
+        threshold=built["threshold"], origin="default")
+    atomic_write_bytes(out_dir / MODEL_NAME, model.read_bytes())
+    atomic_write_json(out_dir / REPORT_NAME, report.to_dict(), indent=1, sort_keys=True)
+    return report
+
+
 def load_report(folder: Path) -> ClassifierReport:
     """The report of the classifier trained for this run (in ``folder``)."""
     return ClassifierReport(**json.loads((folder / REPORT_NAME).read_text()))
 
 
-def categorize(model_path: Path, texts: list[str], categories: list[str], cfg: CategoryClassifierConfig
-               ) -> tuple[list[str], np.ndarray]:
+def categorize(model_path: Path, texts: list[str], categories: list[str], cfg: CategoryClassifierConfig,
+               threshold: float) -> tuple[list[str], np.ndarray]:
     """``categories`` with each ``unknown`` one replaced by the classifier's label where its probability
-    reaches the threshold, and the probabilities (NaN where no prediction was made)."""
+    reaches ``threshold``, and the probabilities (NaN where no prediction was made)."""
     scores = np.full(len(categories), np.nan, dtype=np.float32)
     rows = [i for i, category in enumerate(categories) if category == UNKNOWN_CATEGORY]
     if not rows:
         return categories, scores
     model = _load(str(model_path), model_path.stat().st_mtime_ns)
-    labels, probs = _predict(model, [fasttext_text(texts[i], cfg.max_chars) for i in rows])
+    labels, probs = predict(model, [fasttext_text(texts[i], cfg.max_chars) for i in rows])
     out = list(categories)
     for i, label, prob in zip(rows, labels, probs, strict=True):
         scores[i] = prob
-        if prob >= cfg.threshold:
+        if prob >= threshold:
             out[i] = label
     return out, scores

@@ -18,7 +18,7 @@ import pyarrow as pa
 from common.config import CategoryClassifierConfig
 from common.files import atomic_write_bytes
 from common.shards import ShardInfo, iter_batches
-from stages.mix.classifier import MODEL_NAME, categorize
+from stages.mix.classifier import MODEL_NAME, categorize, load_report
 
 LABEL_DIR = "labels"
 
@@ -35,9 +35,10 @@ def label_task(input_dir: str, info: dict, work: str, cfg: CategoryClassifierCon
         return
     categories: list[str] = []
     scores: list[np.ndarray] = [np.zeros(0, np.float32)]
+    threshold = load_report(Path(work)).threshold
     for batch in iter_batches(Path(input_dir), ShardInfo(**info)):
         labelled, probabilities = categorize(Path(work) / MODEL_NAME, batch.column("text").to_pylist(),
-                                             batch.column("category").to_pylist(), cfg)
+                                             batch.column("category").to_pylist(), cfg, threshold)
         categories += labelled
         scores.append(probabilities)
     buffer = io.BytesIO()

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from common.categories import held_out_summary
+from common.categories import default_model_dir, held_out_summary
 from common.config import KilnConfig, MixConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
@@ -48,6 +48,7 @@ from stages.mix.classifier import (
     load_report,
     read_labelled_sample,
     train_classifier,
+    use_default_model,
 )
 from stages.mix.labels import label_task, labelled_batches
 from stages.mix.plan import MixPlan, make_plan, repeats
@@ -104,10 +105,16 @@ def _train_classifier(cfg: MixConfig, input_dir: Path, work: Path, log: logging.
                 rows = pa.array(np.nonzero(train)[0])
                 sampler.add(doc_ids[train], batch.column("text").take(rows).to_pylist(),
                             batch.column("category").take(rows).to_pylist())
-        labelled = read_labelled_sample(Path(ccfg.labelled_sample), ccfg.max_chars) if ccfg.labelled_sample else []
-        start = time.perf_counter()
-        report = train_classifier(sampler, labelled, ccfg, work)
-        log.info("mix: category classifier trained on %s in %.1f s", report.trained_on, time.perf_counter() - start)
+        if not sampler.seen and not ccfg.labelled_sample:
+            model_dir = Path(ccfg.default_model).expanduser() if ccfg.default_model else default_model_dir()
+            report = use_default_model(model_dir, work)
+            log.info("mix: no categorized document in the training split: using Kiln's default category model "
+                     "(%s), trained on its seed set %s", model_dir, report.trained_on)
+        else:
+            labelled = read_labelled_sample(Path(ccfg.labelled_sample), ccfg.max_chars) if ccfg.labelled_sample else []
+            start = time.perf_counter()
+            report = train_classifier(sampler, labelled, ccfg, work)
+            log.info("mix: category classifier trained on %s in %.1f s", report.trained_on, time.perf_counter() - start)
     log.info("mix: category classifier %s (%s); threshold %g", held_out_summary(report.held_out_accuracy,
                                                                                report.held_out),
              ", ".join(f"{c} {a:.2f}" for c, a in report.accuracy_by_category.items()), report.threshold)
