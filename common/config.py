@@ -244,13 +244,17 @@ DEFAULT_SPAM_PATTERNS = [
 
 
 class LineFilterConfig(Section):
-    """Ad, contact and promotion lines removed from the documents the rules keep (stages/clean/lines.py)."""
+    """Ad, contact and promotion lines (stages/clean/lines.py), and lines repeated across a site's or source's
+    documents (stages/clean/repeated_lines.py), removed from the documents the rules keep."""
 
     enabled: bool = True
     max_ad_share: Fraction = 0.5
     contact_line_words: int = Field(default=4, ge=0)
     ad_block_lines: int = Field(default=3, ge=1)
     ad_copy_words: int = Field(default=25, ge=0)
+    repeated_min_documents: int = Field(default=5, ge=2)
+    repeated_min_share: Fraction = 0.2
+    repeated_min_words: float = Field(default=3, ge=1)
 
 
 class CleanConfig(Section):

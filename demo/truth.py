@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -71,6 +72,7 @@ class KindScore:
     planted: int
     removed: int
     repaired_exact: int | None = None
+    unjudged: int = 0  # kept with lines removed by the line filters: not compared with the original
 
     @property
     def rate(self) -> float:
@@ -82,8 +84,13 @@ class KindScore:
         """Plain values, with the rate and, for repairable mojibake, the exactly repaired fraction."""
         out = {**asdict(self), "rate": self.rate}
         if self.repaired_exact is not None:
-            out["repaired_rate"] = _rate(self.repaired_exact, self.planted)
+            out["repaired_rate"] = self.repaired_rate
         return out
+
+    @property
+    def repaired_rate(self) -> float:
+        """Exactly repaired / planted, leaving out the documents the line filters changed."""
+        return _rate(self.repaired_exact or 0, self.planted - self.unjudged)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ class TruthReport:
     unknown_ids: int
     keep_f1: float = 0.0
     mojibake_left: int = 0
+    mojibake_unjudged: int = 0
     ad_lines: int = 0
     ad_lines_left: int = 0
 
@@ -162,7 +170,7 @@ class TruthReport:
         rows = []
         for k in self.kinds:
             label = "recall" if k.expected == "drop" else "kept"
-            extra = "" if k.repaired_exact is None else f"  repaired {_rate(k.repaired_exact, k.planted):.3f}"
+            extra = "" if k.repaired_exact is None else f"  repaired {k.repaired_rate:.3f}"
             rows.append((k.kind, str(k.planted), str(k.removed), k.expected, f"{label} {k.rate:.3f}{extra}"))
         lines = _table(("kind", "planted", "removed", "expected", "score"), rows, "lrrll")
         lines += ["", "clean documents wrongly dropped"]
@@ -176,7 +184,9 @@ class TruthReport:
             f"timestamp residue: {self.timestamp_spans_left} of {self.timestamp_spans} planted spans still present "
             f"({self.timestamp_residue:.3f})",
             f"mojibake residue: {self.mojibake_left} kept documents with mojibake not restored exactly "
-            f"({self.mojibake_residue:.3f} of the kept)",
+            f"({self.mojibake_residue:.3f} of the kept)"
+            + (f"; {self.mojibake_unjudged} more changed by the line filters, not compared" if self.mojibake_unjudged
+               else ""),
             *([f"ad lines in real passages: {self.ad_lines} planted, {self.ad_lines - self.ad_lines_left} removed "
                f"with their line or document ({self.ad_line_recall:.3f})"] if self.ad_lines else []),
             f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}  keep-F1: {self.keep_f1:.3f}",
@@ -230,8 +240,11 @@ def keep_f1(truth: list[TruthRecord], kept: dict[str, str]) -> float:
     return 2 * hits / (2 * hits + false_keeps + misses) if hits else 0.0
 
 
-def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
+def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collection[str] = ()) -> TruthReport:
     """Compare `kept` (source_id -> text of every document left in a stage's output) with the truth.
+
+    ``line_filtered``: the source_ids of documents whose lines clean's line filters removed; a planted mojibake
+    document among them that does not match its original is not judged (only the original's hash is known).
 
     A record counts as removed when its source_id is absent from `kept`; a clean original counts
     as lost only when neither it nor any planted copy of it was kept (dedup keeps one of them).
@@ -241,6 +254,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     planted: Counter[str] = Counter()
     removed: Counter[str] = Counter()
     repaired = mojibake_left = 0
+    unjudged: Counter[str] = Counter()
     clean: Counter[tuple[str, str]] = Counter()
     clean_dropped: Counter[tuple[str, str]] = Counter()
     groups: dict[str, list[str]] = defaultdict(list)
@@ -265,8 +279,11 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         text = kept[r.source_id]
         if set(r.defects) & set(MOJIBAKE_DEFECTS):
             exact = _sha256(text) == r.orig_sha256
-            repaired += exact and "mojibake_repairable" in r.defects
-            mojibake_left += not exact
+            if not exact and r.source_id in line_filtered:
+                unjudged.update(r.defects)
+            else:
+                repaired += exact and "mojibake_repairable" in r.defects
+                mojibake_left += not exact
         if "timestamps" in r.defects:
             spans += len(r.timestamps)
             spans_left += sum(span in text for span in r.timestamps)
@@ -276,7 +293,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
     kinds = [
         KindScore(
             kind, "keep" if kind in KEEP_DEFECTS else "drop", planted[kind], removed[kind],
-            repaired if kind == "mojibake_repairable" else None,
+            repaired if kind == "mojibake_repairable" else None, unjudged[kind],
         )
         for kind in order
         if planted[kind]
@@ -302,6 +319,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str]) -> TruthReport:
         unknown_ids=sum(sid not in known for sid in kept),
         keep_f1=keep_f1(truth, kept),
         mojibake_left=mojibake_left,
+        mojibake_unjudged=sum(unjudged[kind] for kind in MOJIBAKE_DEFECTS),
         ad_lines=ad_lines,
         ad_lines_left=ad_lines_left,
     )

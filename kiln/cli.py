@@ -91,6 +91,17 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
     return kept
 
 
+def read_line_filtered(clean_dir: Path) -> set[str]:
+    """source_id of every document whose lines the clean stage's line filters removed (its ``_removed_lines``)."""
+    from common.manifest import require_manifest
+    from common.shards import iter_batches
+    from stages.clean.stage import REMOVED_LINES
+
+    manifest = require_manifest(clean_dir)
+    return {source_id for info in manifest.outputs.get(REMOVED_LINES, [])
+            for batch in iter_batches(clean_dir, info) for source_id in batch.column("source_id").to_pylist()}
+
+
 def _cmd_eval_truth(args: argparse.Namespace) -> int:
     from common.manifest import require_manifest
     from demo.truth import expected_ingest_counts, load_truth, score
@@ -105,7 +116,7 @@ def _cmd_eval_truth(args: argparse.Namespace) -> int:
     if stage is None:
         raise KilnError(f"no finished stage with documents under {data_dir}")
     truth = load_truth(demo_dir)
-    report = score(truth, read_kept_texts(data_dir / stage))
+    report = score(truth, read_kept_texts(data_dir / stage), read_line_filtered(data_dir / "clean"))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0

@@ -294,6 +294,16 @@ def test_score_of_the_raw_input(demo):
     assert all(c.dropped == 0 for c in report.clean)
 
 
+def test_mojibake_documents_the_line_filters_changed_are_not_judged(demo):
+    _, truth, texts, _ = demo
+    raw = score(truth, dict(texts))
+    repairable = [r.source_id for r in truth if "mojibake_repairable" in r.defects]
+    report = score(truth, dict(texts), line_filtered=set(repairable[:3]))
+    assert report.mojibake_unjudged == 3 and report.mojibake_left == raw.mojibake_left - 3
+    assert report.kind("mojibake_repairable").unjudged == 3 and "3 more changed by the line filters" in \
+        report.format_table()
+
+
 def test_score_counts_wrong_drops_and_unknown_ids(demo):
     _, truth, texts, _ = demo
     kept = _perfect_kept(truth, texts)

@@ -17,7 +17,7 @@ import pytest
 from common.config import load_config
 from demo.realtext.sources import FIRST, default_cache
 from demo.truth import DROP_DEFECTS, REAL_TEXT_DEFECTS, load_truth, score
-from kiln.cli import read_kept_texts
+from kiln.cli import read_kept_texts, read_line_filtered
 from stages.clean.lid import decide_languages
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
@@ -91,7 +91,7 @@ def test_clean_loses_at_most_two_percent_of_any_genre(devset, devrun):
 
 
 def test_clean_removes_the_planted_defects_and_leaves_no_residue(devset, devrun):
-    report = score(load_truth(devset), read_kept_texts(devrun / "clean"))
+    report = score(load_truth(devset), read_kept_texts(devrun / "clean"), read_line_filtered(devrun / "clean"))
     for kind in (k for k in report.kinds if k.kind in (*DROP_DEFECTS, *REAL_TEXT_DEFECTS)):
         if kind.kind in ("exact_dup", "near_dup"):
             continue  # dedup's work

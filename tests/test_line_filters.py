@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import pyarrow as pa
 import pytest
 
 from common.config import load_config
 from common.schema import DOC_SCHEMA, category_array
+from stages.clean.batch_text import BatchText
 from stages.clean.lines import filter_lines
+from stages.clean.repeated_lines import repeated_lines
 from stages.clean.spam import spam_matcher
-from stages.clean.stage import AD_LINE, TOO_SHORT_AFTER_LINES, clean_batch
+from stages.clean.stage import AD_LINE, REPEATED_LINE, TOO_SHORT_AFTER_LINES, clean_batch
+from tests import repeated_lines_reference as reference
 
 CFG = load_config().clean
 SPAM = spam_matcher(tuple(CFG.spam_patterns))
@@ -65,12 +71,12 @@ def test_ordinary_lines_of_every_genre_stay(line):
     assert _lines(f"{EN_PROSE}\n\n{line}\n\n{ZH_PROSE}") == []
 
 
-def _batch(texts: list[str]) -> pa.RecordBatch:
+def _batch(texts: list[str], sources: list[str] | None = None, metas: list[str] | None = None) -> pa.RecordBatch:
     n = len(texts)
     return pa.RecordBatch.from_arrays(
         [pa.array(range(n), pa.int64()), pa.array([f"s{i}" for i in range(n)]), pa.array(texts, pa.large_string()),
-         pa.array(["src"] * n), category_array(["news"] * n), pa.array([None] * n, pa.string()),
-         pa.array([None] * n, pa.float32()), pa.array(["{}"] * n)],
+         pa.array(sources or ["src"] * n), category_array(["news"] * n), pa.array([None] * n, pa.string()),
+         pa.array([None] * n, pa.float32()), pa.array(metas or ["{}"] * n)],
         schema=DOC_SCHEMA,
     )
 
@@ -102,3 +108,54 @@ def test_line_filters_switched_off_keep_every_line():
     kept, _, stats, removed = clean_batch(_batch([with_ad]), cfg)
     assert kept.column("text")[0].as_py() == with_ad and removed.num_rows == 0
     assert stats["lines_removed"][AD_LINE]["lines"] == 0
+
+
+# Eight different articles of one site, each framed by its navigation bar and footer.
+OPENINGS = ("The river rose slowly through the night", "Farmers moved their animals to the hill pastures",
+            "The council met in the school hall", "Older residents remembered the flood of forty years before")
+ARTICLES = [f"{OPENINGS[k % 4]}. Report number {k} on the river, the fields and the council's plans for the "
+            f"embankment, the road budget and the spring floods, as told by resident {k}." for k in range(8)]
+NAV, FOOTER = "Home | News | Weather | Contact", "© 2024 Valley Gazette. All rights reserved."
+
+
+def _framed(k: int) -> str:
+    return f"{NAV}\n\nNote\n\n{ARTICLES[k]}\n\n{FOOTER}"
+
+
+def test_a_sites_navigation_bar_and_footer_are_removed_from_each_of_its_pages():
+    kept, _, stats, removed = clean_batch(_batch([_framed(k) for k in range(8)]), CFG)
+    assert kept.column("text").to_pylist() == [f"Note\n\n{ARTICLES[k]}" for k in range(8)]  # "Note": a label, kept
+    assert removed.column("reason").to_pylist() == [REPEATED_LINE] * 16
+    assert set(removed.column("line").to_pylist()) == {NAV, FOOTER}
+    assert stats["lines_removed"][REPEATED_LINE]["documents"] == 8
+    assert kept.column("meta")[0].as_py() == '{"repeated_lines_removed": 2}'
+
+
+def _repeated(texts: list[str], groups: list[str]) -> list[set[int]]:
+    found = repeated_lines(BatchText(texts), groups, CFG.line_filters)
+    assert found == reference.repeated_lines(texts, groups, CFG.line_filters)
+    return found
+
+
+def test_lines_shared_by_copies_by_other_sources_or_by_few_pages_stay():
+    copies = [_framed(0)] * 6  # copies of one page: dedup's to judge, not stripped of everything
+    assert _repeated(copies, ["a"] * 6) == [set()] * 6
+    assert _repeated([_framed(k) for k in range(8)], [f"source{k}" for k in range(8)]) == [set()] * 8
+    framed_few = [_framed(k) if k < 5 else ARTICLES[k % 8] for k in range(40)]  # 5 of 40 pages: under a fifth
+    assert not any(_repeated(framed_few, ["a"] * 40))
+    assert _repeated([_framed(k) for k in range(8)], ["a"] * 8) == [{0, 6}] * 8
+    # Grouped by the URL's host when the document has one, whatever the source is called.
+    urls = [json.dumps({"url": f"https://valley.example/news/{k}"}) for k in range(8)]
+    kept, _, _, removed = clean_batch(_batch([_framed(k) for k in range(8)], [f"f{k}" for k in range(8)], urls), CFG)
+    assert removed.num_rows == 16
+
+
+def test_the_batched_filter_equals_its_definition_on_random_pages():
+    rng = random.Random(7)
+    pool = [NAV, FOOTER, "Note", "  Prev Up Next  ", "相关阅读：本站推荐的其他文章", "a b", "", "", *OPENINGS,
+            *(f"Line {k} of a page about something else entirely" for k in range(30))]
+    for _ in range(60):
+        docs = rng.randint(1, 30)
+        texts = ["\n".join(rng.choice(pool) for _ in range(rng.randint(0, 12))) for _ in range(docs)]
+        groups = [rng.choice("ab") for _ in range(docs)]
+        _repeated(texts, groups)

@@ -155,6 +155,7 @@ class BatchText:
         self._reduce_at = np.minimum(self.starts[:-1], max(self.size - 1, 0))
         self._masks: dict[int, np.ndarray] = {}
         self._lines: Runs | None = None
+        self._line_hashes: np.ndarray | None = None
         self._tokens: Tokens | None = None
 
     def has(self, bits: int) -> np.ndarray:
@@ -193,6 +194,13 @@ class BatchText:
         if self._lines is None:
             self._lines = Runs(*_line_bounds(self.cp, self.classes, self.starts))
         return self._lines
+
+    def line_hashes(self) -> np.ndarray:
+        """``span_hashes`` of each of ``lines()`` (computed once)."""
+        if self._line_hashes is None:
+            lines = self.lines()
+            self._line_hashes = self.span_hashes(lines.start, lines.end)
+        return self._line_hashes
 
     def tokens(self) -> Tokens:
         """Every token (``[HAN]|[^\\W HAN _]+``: one Han character, or a run of other letters and

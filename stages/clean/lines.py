@@ -89,14 +89,14 @@ class LineVerdict:
         return removed / max(removed + len(self.text.replace("\n", "")), 1)
 
 
-def _words(text: str) -> float:
+def words(text: str) -> float:
     """Words of ``text``: Latin words, and Han characters / 2."""
     return len(_WORD_RE.findall(HAN_RE.sub(" ", text))) + len(HAN_RE.findall(text)) / 2
 
 
 def _other_words(line: str) -> float:
     """Words of ``line`` beside its contacts and links."""
-    return _words(_LINK_RE.sub(" ", _CONTACT_RE.sub(" ", line)))
+    return words(_LINK_RE.sub(" ", _CONTACT_RE.sub(" ", line)))
 
 
 def _ad_lines(lines: list[str], lowered: list[str], candidates: set[int], spam_lines: Counter[int],
@@ -125,7 +125,7 @@ def _ad_lines(lines: list[str], lowered: list[str], candidates: set[int], spam_l
     copy = {i for i, line in enumerate(lowered) if line.strip() and i not in ads
             and (i in spam_lines or _OFFER_RE.search(lines[i]) or _CALL_RE.search(line))}
     more = copy | _rest_of_ad_blocks(lines, ads, cfg.ad_block_lines)
-    return ads | {i for i in more if _words(lines[i]) <= cfg.ad_copy_words}
+    return ads | {i for i in more if words(lines[i]) <= cfg.ad_copy_words}
 
 
 def _rest_of_ad_blocks(lines: list[str], ads: set[int], block_lines: int) -> set[int]:
@@ -177,7 +177,7 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
         candidates = {bisect.bisect_right(line_starts, o) - 1 for o in triggered.get(d, [])}
         ads = _ad_lines(lines, lowered_lines, candidates, spam_lines, cfg)
         if ads:
-            verdicts[d] = LineVerdict(_without(lines, ads), [lines[n] for n in sorted(ads)])
+            verdicts[d] = LineVerdict(without_lines(lines, ads), [lines[n] for n in sorted(ads)])
     return verdicts
 
 
@@ -227,7 +227,7 @@ def _trigger_matcher() -> SpamMatcher:
     return SpamMatcher(_TRIGGER_WORDS)
 
 
-def _without(lines: list[str], removed: set[int]) -> str:
+def without_lines(lines: list[str], removed: set[int]) -> str:
     """The text of ``lines`` without the lines ``removed``, and without the empty lines that set a removed
     paragraph apart (the paragraphs around it keep one break between them)."""
     out: list[str] = []

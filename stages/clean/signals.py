@@ -142,7 +142,7 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     doc = batch.doc_of[start]
     count = np.bincount(doc, minlength=batch.docs).astype(np.float64)
     same_as_next = np.concatenate((doc[1:] == doc[:-1], [False]))
-    text = batch.span_hashes(start, end)
+    text = batch.line_hashes()
     after = np.where(same_as_next, np.concatenate((text[1:], [np.uint64(0)])), np.uint64(0x5BD1E995))
     repeats_before = np.concatenate(([False], same_as_next[:-1] & (text[1:] == text[:-1])))
     pair = (text * np.uint64(0xC2B2AE3D27D4EB4F) + after) * np.uint64(0x165667B19E3779F9) + doc.astype(np.uint64)

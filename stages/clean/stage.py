@@ -1,4 +1,5 @@
-"""The clean stage: repair, scrub timestamps, remove ad lines, identify the language, compute signals, apply rules."""
+"""The clean stage: repair, scrub timestamps, remove ad lines, identify the language, compute signals, apply rules;
+then remove repeated lines (navigation bars, footers) from the documents kept and judge those again."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.batch_text import BatchText
 from stages.clean.lid import decide_languages
-from stages.clean.lines import filter_lines
+from stages.clean.lines import filter_lines, without_lines
 from stages.clean.repair import repair
+from stages.clean.repeated_lines import group_of, repeated_lines
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
@@ -28,10 +30,26 @@ SPAM_REASON = "spam"
 TOO_SHORT = "too_short"
 TOO_SHORT_AFTER_LINES = "too_short_after_line_filters"
 AD_LINE = "ad"
+REPEATED_LINE = "repeated"
 REMOVED_LINES = "_removed_lines"
 """Where the lines removed from documents are written (doc_id, source_id, reason, line), one shard a unit."""
 CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
 EXAMPLE_CHARS = 300
+
+
+def _remove_repeated_lines(texts: list[str], batch_text: BatchText, groups: list[str], reasons: list[str | None],
+                           removed_lines: dict[int, list[tuple[str, str]]], cfg: CleanConfig) -> list[int]:
+    """Remove the lines repeated across their group's documents (stages/clean/repeated_lines.py) from the documents
+    the rules keep (``batch_text``: the BatchText of ``texts``); the indices of those changed. Every document of the
+    batch counts toward finding the lines."""
+    changed = []
+    for i, repeated in enumerate(repeated_lines(batch_text, groups, cfg.line_filters)):
+        if repeated and reasons[i] is None:
+            lines = texts[i].split("\n")
+            removed_lines.setdefault(i, []).extend((REPEATED_LINE, lines[n]) for n in sorted(repeated))
+            texts[i] = without_lines(lines, repeated)
+            changed.append(i)
+    return changed
 
 
 def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict, pa.Table]:
@@ -47,13 +65,14 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         texts_out, spans = repaired, [0] * len(texts)
     spam = spam_matcher(tuple(cfg.spam_patterns))
     decided: list[str | None] = [None] * len(texts_out)
-    removed_lines: dict[int, list[str]] = {}
+    metas = batch.column("meta").to_pylist()
+    removed_lines: dict[int, list[tuple[str, str]]] = {}  # document -> (reason, line) of each line removed
     if cfg.line_filters.enabled:
         for i, verdict in enumerate(filter_lines(texts_out, spam, cfg.line_filters)):
             if verdict.removed and verdict.ad_share > cfg.line_filters.max_ad_share:
                 decided[i] = SPAM_REASON
             elif verdict.removed:
-                texts_out[i], removed_lines[i] = verdict.text, verdict.removed
+                texts_out[i], removed_lines[i] = verdict.text, [(AD_LINE, line) for line in verdict.removed]
     batch_text = BatchText(texts_out)  # language ID and the signals read the same code points
     languages = decide_languages(texts_out, cfg.lid, batch_text)
     langs = [d.lang for d in languages]
@@ -61,6 +80,18 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     rules = build_rules(cfg.rules)
     reasons, details = apply_rules(rules, signals, langs,
                                    [decided[i] or (None if d.accepted else LANG_REASON) for i, d in enumerate(languages)])
+    if cfg.line_filters.enabled:
+        groups = [group_of(meta, source) for meta, source in zip(metas, batch.column("source").to_pylist(), strict=True)]
+        framed = _remove_repeated_lines(texts_out, batch_text, groups, reasons, removed_lines, cfg)
+        if framed:  # the signals of what is left, and its length judged again (the page as it came passed the rest)
+            fresh = compute_signals([texts_out[i] for i in framed], spam)
+            for name, values in fresh.items():
+                signals[name][framed] = values
+            again, why = apply_rules([rule for rule in rules if rule.name == TOO_SHORT],
+                                     {name: values[framed] for name, values in signals.items()},
+                                     [langs[i] for i in framed], [None] * len(framed))
+            for k, i in enumerate(framed):
+                reasons[i], details[i] = again[k], why[k]
     for i, decision in enumerate(languages):
         if reasons[i] == LANG_REASON:
             details[i] = decision.detail
@@ -68,16 +99,17 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             details[i] = f"line_filters: ad lines are more than {cfg.line_filters.max_ad_share:.0%} of the text"
         elif reasons[i] == TOO_SHORT and i in removed_lines:
             reasons[i] = TOO_SHORT_AFTER_LINES
-            details[i] = f"{details[i]}, after {len(removed_lines[i])} ad lines removed"
+            removed = Counter(reason for reason, _ in removed_lines[i])
+            what = ", ".join(f"{n} {reason} lines" for reason, n in sorted(removed.items()))
+            details[i] = f"{details[i]}, after {what} removed"
 
-    metas = batch.column("meta").to_pylist()
     for i, (n_spans, before, after) in enumerate(zip(spans, texts, repaired, strict=True)):
         if n_spans or before != after or i in removed_lines or not metas[i]:  # the others pass through as ingest wrote them
             record = json.loads(metas[i]) if metas[i] else {}
             if n_spans:
                 record["timestamps_removed"] = n_spans
-            if i in removed_lines:
-                record["ad_lines_removed"] = len(removed_lines[i])
+            for reason, n in Counter(reason for reason, _ in removed_lines.get(i, [])).items():
+                record[f"{reason}_lines_removed"] = n
             if before != after:
                 record["repaired"] = True
             metas[i] = json.dumps(record, ensure_ascii=False, sort_keys=True)
@@ -105,13 +137,18 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         dropped[reason] = part.append_column("signal", pa.array([details[i] for i in rows], pa.string()))
 
     doc_ids = batch.column("doc_id").to_pylist()
-    rows_of_lines = [i for i, lines in removed_lines.items() for _ in lines]
+    audit_rows = [(i, reason, line) for i, lines in removed_lines.items() for reason, line in lines]
     audit = pa.table({
-        "doc_id": pa.array([doc_ids[i] for i in rows_of_lines], pa.int64()),
-        "source_id": pa.array([source_ids[i] for i in rows_of_lines], pa.string()),
-        "reason": pa.array([AD_LINE] * len(rows_of_lines), pa.string()),
-        "line": pa.array([line for lines in removed_lines.values() for line in lines], pa.large_string()),
+        "doc_id": pa.array([doc_ids[i] for i, _, _ in audit_rows], pa.int64()),
+        "source_id": pa.array([source_ids[i] for i, _, _ in audit_rows], pa.string()),
+        "reason": pa.array([reason for _, reason, _ in audit_rows], pa.string()),
+        "line": pa.array([line for _, _, line in audit_rows], pa.large_string()),
     })
+    lines_removed: dict[str, dict[str, int]] = {}
+    for reason in (AD_LINE, REPEATED_LINE):
+        rows = [(i, line) for i, r, line in audit_rows if r == reason]
+        lines_removed[reason] = {"documents": len({i for i, _ in rows}), "lines": len(rows),
+                                 "chars": sum(len(line) for _, line in rows)}
     lang_counts = Counter(langs)
     stats = {
         "docs_by_lang": dict(lang_counts),
@@ -119,11 +156,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "dropped_by_rule_lang": {r: dict(Counter(langs[i] for i in rows)) for r, rows in by_reason.items()},
         "repaired": changed,
         "timestamp_spans_removed": int(sum(spans)),
-        "lines_removed": {AD_LINE: {
-            "documents": len(removed_lines),
-            "lines": len(rows_of_lines),
-            "chars": sum(len(line) for lines in removed_lines.values() for line in lines),
-        }},
+        "lines_removed": lines_removed,
         "examples": {
             r: [{"source_id": source_ids[i], "lang": langs[i], "signal": details[i],
                  "text": texts_out[i][:EXAMPLE_CHARS]} for i in rows[: cfg.examples_per_rule]]
