@@ -13,7 +13,7 @@ from common.schema import DOC_SCHEMA, category_array
 from stages.clean.batch_text import BatchText
 from stages.clean.lines import filter_lines
 from stages.clean.repeated_lines import repeated_lines
-from stages.clean.spam import spam_matcher
+from stages.clean.spam import SpamScan, spam_matcher
 from stages.clean.stage import AD_LINE, REPEATED_LINE, TOO_SHORT_AFTER_LINES, clean_batch
 from tests import repeated_lines_reference as reference
 
@@ -159,3 +159,15 @@ def test_the_batched_filter_equals_its_definition_on_random_pages():
         texts = ["\n".join(rng.choice(pool) for _ in range(rng.randint(0, 12))) for _ in range(docs)]
         groups = [rng.choice("ab") for _ in range(docs)]
         _repeated(texts, groups)
+
+
+def test_a_spam_scan_updated_for_changed_texts_equals_a_fresh_scan():
+    texts = ["加微信 abc12345 免费领取", "plain text", "click here, buy now\n扫一扫 二维码", "nothing"]
+    scan = SpamScan.of(texts, SPAM)
+    changed = list(texts)
+    changed[0], changed[2] = "二维码 扫码 包邮 包邮", "click here"
+    updated, fresh = scan.updated(changed, SPAM), SpamScan.of(changed, SPAM)
+    assert updated.lowered == fresh.lowered and updated.counts.tolist() == fresh.counts.tolist()
+    assert updated.hit_text.tolist() == fresh.hit_text.tolist()
+    assert updated.hit_offset.tolist() == fresh.hit_offset.tolist()
+    assert scan.updated(list(texts), SPAM) is scan  # nothing changed: the same scan

@@ -22,8 +22,8 @@ LEGAL_REGISTER_PHRASES = ("shall", "hereby", "herein", "thereof", "therein", "th
                           "必须", "不得", "应当", "条款", "您可以", "允许", "任何", "条件", "声明", "本协议", "本许可",
                           "本授权", "本软件")
 LEGAL_REGISTER_WORDS = ("any", "such")  # whole words only ("many", "anyone" are not legal register)
-# A text scores above 0 only if it names a licence, copyright or warranty: one of these, as written.
-HINTS = ("icen", "ICEN", "opyright", "OPYRIGHT", "arrant", "ARRANT", "许可", "授权", "版权", "著作权")
+# A text scores above 0 only if it names a licence or a copyright: one of these, as written.
+HINTS = ("icen", "ICEN", "opyright", "OPYRIGHT", "许可", "授权", "版权")
 MIN_SENTENCES = 6
 """Documents with fewer sentences (of MIN_SENTENCE_WORDS words or more) score 0: too little to judge."""
 MIN_SENTENCE_WORDS = 4
@@ -37,7 +37,7 @@ WORD_RE = re.compile(rf"[{HAN_CLASS}]|[a-z]+")
 
 def licence_sentence_frac(text: str) -> float:
     """Share of the sentences that hold both a licence noun and legal register, in a text that names a
-    licence, copyright or warranty (HINTS) and has MIN_SENTENCES sentences or more (else 0)."""
+    licence or a copyright (HINTS) and has MIN_SENTENCES sentences or more (else 0)."""
     if not any(hint in text for hint in HINTS):
         return 0.0
     sentences = [s for s in SENTENCE_END_RE.split(text.lower()) if len(WORD_RE.findall(s)) >= MIN_SENTENCE_WORDS]

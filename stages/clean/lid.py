@@ -153,7 +153,7 @@ class LangGuess:
 
 
 def _adjust_for_script(text: str, scores: dict[str, float]) -> dict[str, float]:
-    if _HAN.search(text) and not _KANA_OR_HANGUL.search(text):
+    if not text.isascii() and _HAN.search(text) and not _KANA_OR_HANGUL.search(text):
         han = sum(scores.pop(label, 0.0) for label in HAN_LABELS)
         scores["zh"] = han
     return scores

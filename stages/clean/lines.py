@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from common.config import LineFilterConfig
-from stages.clean.spam import SpamMatcher, text_hits
+from stages.clean.spam import SpamMatcher, SpamScan, text_hits
 from stages.clean.textsets import HAN_RE
 
 # The patterns of the kinds; all but _OFFER_RE (whose promo codes are told by their capitals) read lowercased lines.
@@ -46,6 +46,8 @@ _CONTACT_RE = re.compile(
     rf"|{_PHONE_CUE}[^\n\d+]{{0,12}}(?:\+\d{{1,3}}[ \-]?)?\(?\d{{2,4}}\)?[ \-]?\d{{3,4}}[ \-]?\d{{3,4}}(?![\d.])"
     r"|(?:微信|v信|\b(?:weixin|wechat|vx|qq|telegram|whatsapp|skype))(?:号|群)?\s*(?:id)?\s*[:：]\s*@?[a-z0-9_\-]{5,}"
     r"|(?:微信|weixin|wechat|v信|vx|qq)(?:号|群)?\s*@?[a-z]*\d[a-z0-9_\-]{4,}")
+_IM_NAMES = ("微信", "v信", "weixin", "wechat", "vx", "qq", "telegram", "whatsapp", "skype")  # _CONTACT_RE's handles
+_DIGIT_RE = re.compile(r"\d")
 _LINK_RE = re.compile(r"https?://\S+|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\S*|\b[\w.+\-]+@[a-z0-9\-]+\.[a-z.]{2,}")
 _OFFER_RE = re.compile(
     r"[$€£¥￥]\s?\d|\d+(?:\.\d+)?\s?(?:元|块|美元|usd|eur|rmb)\b|\d+\s?%\s?off\b|\d\s?折|[一二三四五六七八九]折"
@@ -108,9 +110,11 @@ def _ad_lines(lines: list[str], lowered: list[str], candidates: set[int], spam_l
         line, patterns = lowered[i], spam_lines.get(i, 0)
         if not line.strip():
             continue
-        contact = _CONTACT_RE.search(line) is not None
+        # Each pattern runs only where what it needs is present (a digit or an IM name; "http", "www." or "@").
+        contact = ((_DIGIT_RE.search(line) is not None or any(name in line for name in _IM_NAMES))
+                   and _CONTACT_RE.search(line) is not None)
         offer = _OFFER_RE.search(lines[i]) is not None  # a promo code is told by its capitals
-        link = _LINK_RE.search(line) is not None
+        link = ("http" in line or "www." in line or "@" in line) and _LINK_RE.search(line) is not None
         if not (contact or link or offer or patterns):
             continue
         call = _CALL_RE.search(line) is not None
@@ -147,10 +151,13 @@ def _rest_of_ad_blocks(lines: list[str], ads: set[int], block_lines: int) -> set
     return more - ads
 
 
-def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConfig) -> list[LineVerdict]:
+def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConfig,
+                 scan: SpamScan | None = None) -> list[LineVerdict]:
     """Each text's ad lines found and removed (see the module's docstring). Only the lines holding a trigger of a
-    contact, a link or an offer, or a spam pattern, are read with the patterns."""
-    lowered = [text.lower() for text in texts]
+    contact, a link or an offer, or a spam pattern, are read with the patterns. ``scan``: the spam matcher's scan of
+    ``texts``, if the caller has one."""
+    scan = scan or (SpamScan.of(texts, spam) if spam is not None else None)
+    lowered = scan.lowered if scan is not None else [text.lower() for text in texts]
     triggered: dict[int, list[int]] = defaultdict(list)
     _, hit_text, hit_offset = _trigger_matcher().batch_hits(lowered)
     for d, offset in zip(hit_text.tolist(), hit_offset.tolist(), strict=True):
@@ -164,7 +171,7 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
     for d, offset in zip(found_in.tolist(), (found - starts[found_in]).tolist(), strict=True):
         triggered[d].append(offset)
     verdicts = [LineVerdict(text, []) for text in texts]
-    spam_counts, spam_text, spam_offset = spam.batch_hits(lowered) if spam is not None else (None, None, None)
+    spam_counts, spam_text, spam_offset = (scan.counts, scan.hit_text, scan.hit_offset) if scan else (None, None, None)
     for d in sorted(triggered.keys() | (set(np.flatnonzero(spam_counts).tolist()) if spam is not None else set())):
         lines, lowered_lines = texts[d].split("\n"), lowered[d].split("\n")  # lower() keeps the line breaks
         line_starts = [0]  # of the lowered lines: every offset is one in the lowered text

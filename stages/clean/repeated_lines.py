@@ -14,8 +14,7 @@ never strip each other.
 
 from __future__ import annotations
 
-import json
-from urllib.parse import urlsplit
+import re
 
 import numpy as np
 
@@ -25,16 +24,18 @@ from stages.clean.batch_text import BatchText
 from stages.clean.lines import words
 
 _GROUP_MIX = np.uint64(0x9E3779B97F4A7C15)
+# The host of the "url" in a document's meta (JSON as ingest writes it: json.dumps, sort_keys).
+_URL_HOST_RE = re.compile(r'"url": "[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/"]*@)?([^/:?#"]*)')
 
 MAX_REPEATED_SHARE = 0.5
 """A document with more than this share of its counted lines repeated in its group is a copy: left whole."""
 
 
 def group_of(meta: str | None, source: str) -> str:
-    """The group whose frame a document shares: the host of its URL (``meta``'s ``url``), else its source."""
-    url = json.loads(meta).get("url") if meta and '"url"' in meta else None
-    host = urlsplit(url).hostname if isinstance(url, str) else None
-    return f"host:{host}" if host else f"source:{source}"
+    """The group whose frame a document shares: the host of its URL (``meta``'s ``url``, as ingest writes it),
+    else its source."""
+    found = _URL_HOST_RE.search(meta) if meta else None
+    return f"host:{found.group(1).lower()}" if found and found.group(1) else f"source:{source}"
 
 
 def repeated_lines(batch: BatchText, groups: list[str], cfg: LineFilterConfig) -> list[set[int]]:

@@ -29,7 +29,7 @@ from stages.clean.licence import HINTS as LICENCE_HINTS
 from stages.clean.licence import licence_sentence_frac
 from stages.clean.navigation import MIN_NAV_LINES
 from stages.clean.repetition import repetition_signals
-from stages.clean.spam import SpamMatcher, spam_line_frac
+from stages.clean.spam import SpamMatcher, SpamScan, spam_line_frac
 
 # A unit of 1-3 characters starting with a symbol (★, ☆彡, !!, =-), repeated 4+ times in a row.
 # Box-drawing characters (U+2500-U+257F) are the rules of text tables, not decoration.
@@ -178,10 +178,10 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     return columns
 
 
-def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
-                    batch: BatchText | None = None) -> dict[str, np.ndarray]:
-    """Every q_* signal for a batch of documents, as one float64 array per signal (``batch``: the
-    ``BatchText`` of ``texts``, if the caller has one)."""
+def compute_signals(texts: list[str], spam: SpamMatcher | None = None, batch: BatchText | None = None,
+                    scan: SpamScan | None = None) -> dict[str, np.ndarray]:
+    """Every q_* signal for a batch of documents, as one float64 array per signal (``batch`` and ``scan``: the
+    ``BatchText`` and the spam matcher's ``SpamScan`` of ``texts``, if the caller has them)."""
     batch = batch or BatchText(texts)
     docs = batch.docs
     columns = {name: np.zeros(docs) for name in (*SCALAR_SIGNALS, *REPETITION_SIGNALS)}
@@ -227,7 +227,7 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None,
         "q_lost_char_frac": np.where(lost >= MIN_LOST_MARKS, lost / non_space, 0.0),
     }
     if spam is not None:
-        columns["q_spam_line_frac"] = spam_line_frac(texts, spam)
+        columns["q_spam_line_frac"] = spam_line_frac(texts, spam, scan)
     columns |= _line_signals(batch)
     ids = batch.span_hashes(token_spans.start, token_spans.end).view(np.int64)
     return columns | repetition_signals(ids, token_spans.length, tokens.astype(np.int64))

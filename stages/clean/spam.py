@@ -20,6 +20,7 @@ import functools
 import re
 import re._constants as sre_constants
 import re._parser as sre_parse
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -206,11 +207,45 @@ def spam_matcher(patterns: tuple[str, ...]) -> SpamMatcher | None:
     return SpamMatcher(patterns) if patterns else None
 
 
-def spam_line_frac(texts: list[str], spam: SpamMatcher) -> np.ndarray:
-    """Share of non-empty lines with a spam match, for documents with at least two matches (else 0)."""
-    lowered = [text.lower() for text in texts]
+@dataclass(frozen=True)
+class SpamScan:
+    """A batch's texts lowercased and the spam matcher's hits in them (``SpamMatcher.batch_hits``): scanned once,
+    and again only for the texts that change (the line filters remove lines from a few)."""
+
+    texts: list[str]
+    lowered: list[str]
+    counts: np.ndarray
+    hit_text: np.ndarray
+    hit_offset: np.ndarray
+
+    @classmethod
+    def of(cls, texts: list[str], spam: SpamMatcher) -> SpamScan:
+        """Lowercase and scan ``texts``."""
+        lowered = [text.lower() for text in texts]
+        return cls(list(texts), lowered, *spam.batch_hits(lowered))
+
+    def updated(self, texts: list[str], spam: SpamMatcher) -> SpamScan:
+        """The scan of ``texts``: the same batch with some texts replaced (told apart by identity)."""
+        changed = [i for i, (old, new) in enumerate(zip(self.texts, texts, strict=True)) if old is not new]
+        if not changed:
+            return self
+        part = SpamScan.of([texts[i] for i in changed], spam)
+        lowered, counts = list(self.lowered), self.counts.copy()
+        for k, i in enumerate(changed):
+            lowered[i], counts[i] = part.lowered[k], part.counts[k]
+        kept = ~np.isin(self.hit_text, changed)
+        hit_text = np.concatenate((self.hit_text[kept], np.array(changed, dtype=np.int64)[part.hit_text]))
+        hit_offset = np.concatenate((self.hit_offset[kept], part.hit_offset))
+        order = np.argsort(hit_text, kind="stable")
+        return SpamScan(list(texts), lowered, counts, hit_text[order], hit_offset[order])
+
+
+def spam_line_frac(texts: list[str], spam: SpamMatcher, scan: SpamScan | None = None) -> np.ndarray:
+    """Share of non-empty lines with a spam match, for documents with at least two matches (else 0); ``scan``:
+    the scan of ``texts``, if the caller has one."""
+    scan = scan or SpamScan.of(texts, spam)
+    lowered, counts, hit_text, hit_offset = scan.lowered, scan.counts, scan.hit_text, scan.hit_offset
     fraction = np.zeros(len(texts))
-    counts, hit_text, hit_offset = spam.batch_hits(lowered)
     for d in np.flatnonzero(counts >= 2).tolist():
         hits = np.sort(text_hits(d, hit_text, hit_offset))
         spammy = lines = 0

@@ -22,7 +22,7 @@ from stages.clean.repair import repair
 from stages.clean.repeated_lines import group_of, repeated_lines
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
-from stages.clean.spam import spam_matcher
+from stages.clean.spam import SpamScan, spam_matcher
 from stages.clean.timestamps import scrub_timestamps
 
 LANG_REASON = "lang"
@@ -64,11 +64,12 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     else:
         texts_out, spans = repaired, [0] * len(texts)
     spam = spam_matcher(tuple(cfg.spam_patterns))
+    scan = SpamScan.of(texts_out, spam) if spam is not None else None  # lowercased and scanned once
     decided: list[str | None] = [None] * len(texts_out)
     metas = batch.column("meta").to_pylist()
     removed_lines: dict[int, list[tuple[str, str]]] = {}  # document -> (reason, line) of each line removed
     if cfg.line_filters.enabled:
-        for i, verdict in enumerate(filter_lines(texts_out, spam, cfg.line_filters)):
+        for i, verdict in enumerate(filter_lines(texts_out, spam, cfg.line_filters, scan)):
             if verdict.removed and verdict.ad_share > cfg.line_filters.max_ad_share:
                 decided[i] = SPAM_REASON
             elif verdict.removed:
@@ -76,7 +77,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
     batch_text = BatchText(texts_out)  # language ID and the signals read the same code points
     languages = decide_languages(texts_out, cfg.lid, batch_text)
     langs = [d.lang for d in languages]
-    signals = compute_signals(texts_out, spam, batch_text)
+    signals = compute_signals(texts_out, spam, batch_text, scan.updated(texts_out, spam) if scan else None)
     rules = build_rules(cfg.rules)
     reasons, details = apply_rules(rules, signals, langs,
                                    [decided[i] or (None if d.accepted else LANG_REASON) for i, d in enumerate(languages)])
