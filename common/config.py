@@ -152,7 +152,7 @@ class LidConfig(Section):
     model_path: str | None = None
     thresholds: dict[str, Fraction] = Field(default_factory=lambda: {"zh": 0.5, "en": 0.65})
     lead_min_score: Fraction = 0.3
-    lead_ratio: float = Field(default=10.0, ge=1.0)
+    lead_ratio: float = Field(default=8.0, ge=1.0)
     scripts: dict[str, list[str]] = Field(default_factory=lambda: {"zh": ["Hani", "Bopo"], "en": ["Latn"]})
     min_target_script_share: Fraction = 0.5
 
