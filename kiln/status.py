@@ -88,7 +88,9 @@ def _classifier_note(stage_dir: Path) -> list[str]:
     if not report:
         return []
     labelled = sorted(report["labelled"].items(), key=lambda kv: (-kv[1], kv[0]))
-    return [f"{stage_dir.name} classifier: {held_out_summary(report['held_out_accuracy'], report['held_out'])}; "
+    which = "classifier (Kiln's default model, held out: other packages)" if report.get("origin") == "default" \
+        else "classifier"
+    return [f"{stage_dir.name} {which}: {held_out_summary(report['held_out_accuracy'], report['held_out'])}; "
             "labelled " + ", ".join(f"{c}={n:,}" for c, n in labelled)
             + f" (unknown: below the threshold {report['threshold']:g})"]
 

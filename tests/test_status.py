@@ -59,13 +59,13 @@ def test_status_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
 
 
-def _mix_status(tmp_path: Path, capsys, accuracy: float, held_out: int) -> str:
+def _mix_status(tmp_path: Path, capsys, accuracy: float, held_out: int, origin: str = "corpus") -> str:
     write_manifest(tmp_path / "mix", Manifest(
         stage="mix", code_version="v", fingerprint="f", config={}, input={}, excluded={},
         shards=[ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)],
         accounting=Accounting(10, 7, {"unknown_category": 3})))
     (tmp_path / "mix" / "mix_summary.json").write_text(json.dumps({"classifier": {
-        "held_out_accuracy": accuracy, "held_out": held_out, "threshold": 0.5,
+        "held_out_accuracy": accuracy, "held_out": held_out, "threshold": 0.5, "origin": origin,
         "labelled": {"news": 1200, "unknown": 3, "academic": 4000}}}))
     assert main(["status", str(tmp_path)]) == 0
     return " ".join(capsys.readouterr().out.split())
@@ -74,6 +74,11 @@ def _mix_status(tmp_path: Path, capsys, accuracy: float, held_out: int) -> str:
 def test_a_mix_with_the_classifier_shows_its_accuracy_and_labels(tmp_path: Path, capsys):
     assert ("mix classifier: held-out accuracy 0.963 on 82 documents; labelled academic=4,000, news=1,200, "
             "unknown=3 (unknown: below the threshold 0.5)") in _mix_status(tmp_path, capsys, 0.9634, 82)
+
+
+def test_kilns_default_model_is_named_as_such(tmp_path: Path, capsys):
+    assert ("mix classifier (Kiln's default model, held out: other packages): held-out accuracy 0.520 on 713 "
+            "documents") in _mix_status(tmp_path, capsys, 0.52, 713, origin="default")
 
 
 def test_a_classifier_with_nothing_held_out_says_so_instead_of_an_accuracy(tmp_path: Path, capsys):
