@@ -280,7 +280,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
         if set(r.defects) & set(MOJIBAKE_DEFECTS):
             exact = _sha256(text) == r.orig_sha256
             if not exact and r.source_id in line_filtered:
-                unjudged.update(r.defects)
+                unjudged.update(set(r.defects) & set(MOJIBAKE_DEFECTS))
             else:
                 repaired += exact and "mojibake_repairable" in r.defects
                 mojibake_left += not exact

@@ -28,7 +28,7 @@ from common.files import atomic_write_json
 from demo.realtext.build import DEVSETS
 from demo.realtext.genres import Document
 from demo.realtext.sources import SourceSet, fetch
-from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES
+from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES, check_disjoint
 from stages.mix.classifier import DEFAULT_MODEL_REPORT, MODEL_NAME, fasttext_text, fit_model, predict
 
 Reader = Callable[[Path], Iterator[Document]]
@@ -93,6 +93,8 @@ def accuracy_curve(probabilities: np.ndarray, correct: np.ndarray) -> tuple[np.n
 def choose_threshold(probabilities: np.ndarray, correct: np.ndarray, min_accuracy: float) -> float:
     """The lowest probability t at which the documents scored t or more are labelled right at ``min_accuracy`` or
     better (the largest share of documents labelled at that accuracy)."""
+    if len(probabilities) == 0:
+        raise KilnError("category model: no held-out documents to choose a threshold on")
     thresholds, coverage, accuracy = accuracy_curve(probabilities, correct)
     meeting = np.flatnonzero(accuracy >= min_accuracy)
     if len(meeting) == 0:
@@ -101,7 +103,8 @@ def choose_threshold(probabilities: np.ndarray, correct: np.ndarray, min_accurac
             f"category model: no threshold labels the calibration documents at accuracy {min_accuracy} or better "
             f"(best over a tenth of them or more: accuracy {accuracy[best]:.3f} at coverage {coverage[best]:.1%}, "
             f"threshold {thresholds[best]:.3f}): the seed set does not reach these documents; lower --min-accuracy, "
-            "or give mix a labelled sample of your corpus (mix.classifier.labelled_sample)")
+            "(make category-model ARGS=\"--min-accuracy A\"), or give mix a labelled sample of your corpus "
+            "(mix.classifier.labelled_sample)")
     return float(thresholds[meeting[-1]])
 
 
@@ -147,6 +150,7 @@ def build_category_model(out_dir: Path, cache: Path, cfg: CategoryClassifierConf
                          progress: Callable[[str], None] = print) -> dict:
     """Fetch, train, choose the threshold and measure (see the module's docstring); returns the report written to
     ``out_dir/category_model.json`` beside the model."""
+    check_disjoint()
     progress(f"fetching the seed set's packages into {cache / SEED.name} (once) and cutting documents ...")
     seed, seed_files = read_examples(SEED, SEED_READERS, cache, progress)
     progress("fetching the held-out packages and the development sets' packages (once) ...")
@@ -159,6 +163,8 @@ def build_category_model(out_dir: Path, cache: Path, cfg: CategoryClassifierConf
         raise KilnError(f"category model: the seed and held-out sets share packages: {sorted(shared)}")
     held = cap_per_cell(held, HELD_OUT_PER_CELL)
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (out_dir / DEFAULT_MODEL_REPORT, out_dir / MODEL_NAME):  # a model is never left beside another's report
+        stale.unlink(missing_ok=True)
     progress(f"training on {len(seed):,} seed documents, each language and category weighed alike ...")
     model = fit_model([(e.category, fasttext_text(e.text, cfg.max_chars)) for e in balanced(seed)], cfg,
                       out_dir / MODEL_NAME)
@@ -167,7 +173,11 @@ def build_category_model(out_dir: Path, cache: Path, cfg: CategoryClassifierConf
     calibration = np.array([_stable_key(e.name) % 2 == 0 for e in held])
     truth = [e.category for e in held]
     right = np.array(truth) == np.array(predicted)
-    threshold = choose_threshold(probabilities_a[calibration], right[calibration], min_accuracy)
+    try:
+        threshold = choose_threshold(probabilities_a[calibration], right[calibration], min_accuracy)
+    except KilnError:
+        (out_dir / MODEL_NAME).unlink(missing_ok=True)
+        raise
     test = ~calibration
     pick = np.flatnonzero(test).tolist()
     report = {

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from common.errors import KilnError
 from demo.realtext.genres import Document
-from demo.realtext.second import _mostly_chinese, dictd_entries
+from demo.realtext.second import dictd_entries, mostly_chinese
 from demo.realtext.sources import FIRST, SECOND, SourceSet
 
 Reader = Callable[[Path], Iterator[Document]]
@@ -122,7 +122,7 @@ SOURCE_NOTES = (
 )
 
 
-def _check_disjoint() -> None:
+def check_disjoint() -> None:
     """The seed set shares no package with the held-out set or the development sets."""
 
     def names(sources: SourceSet) -> set[str]:
@@ -132,8 +132,6 @@ def _check_disjoint() -> None:
     if overlap:
         raise KilnError(f"category seed set shares packages with the held-out sets: {sorted(overlap)}")
 
-
-_check_disjoint()
 
 # --- cutting text into documents ------------------------------------------------------------------------------
 
@@ -155,7 +153,7 @@ def _split_long(paragraph: str, limit: int = MAX_CHARS) -> list[str]:
         while len(sentence) > limit:  # a "sentence" with no end: cut it hard
             parts.append(sentence[:limit])
             sentence = sentence[limit:]
-        joiner = "" if _mostly_chinese(sentence) else " "
+        joiner = "" if mostly_chinese(sentence) else " "
         if current and len(current) + len(joiner) + len(sentence) > limit:
             parts.append(current)
             current = sentence
@@ -328,7 +326,7 @@ def _tidy_citations(text: str) -> str:
 def _is_prose(paragraph: str, lang: str) -> bool:
     """A paragraph of running text: long enough, mostly letters, no R prompt or assignment left."""
     if lang == "zh":
-        return sum("\u4e00" <= c <= "\u9fff" for c in paragraph) >= 40 and _mostly_chinese(paragraph)
+        return sum("\u4e00" <= c <= "\u9fff" for c in paragraph) >= 40 and mostly_chinese(paragraph)
     letters = sum(c.isalpha() for c in paragraph)
     if len(paragraph) < 120 or letters < 0.7 * len(paragraph.replace(" ", "")):
         return False
@@ -650,7 +648,7 @@ def debian_handbook(root: Path, lang: str) -> Iterator[Document]:
             continue
         parser = _DocBookParagraphs()
         parser.feed(path.read_text(encoding="utf-8", errors="replace"))
-        paragraphs = [p for p in parser.paragraphs if len(p) >= 40 and (lang == "en" or _mostly_chinese(p))]
+        paragraphs = [p for p in parser.paragraphs if len(p) >= 40 and (lang == "en" or mostly_chinese(p))]
         groups.append([Document("handbook", lang, "tech_docs", f"debian-handbook-{lang}", f"{path.stem}#{i}", page)
                        for i, page in enumerate(_pages(paragraphs, 1200 if lang == "en" else 500))])
     yield from _round_robin(groups)

@@ -93,10 +93,12 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
 
 def read_line_filtered(clean_dir: Path) -> set[str]:
     """source_id of every document whose lines the clean stage's line filters removed (its ``_removed_lines``)."""
-    from common.manifest import require_manifest
+    from common.manifest import read_manifest, require_manifest
     from common.shards import iter_batches
     from stages.clean.stage import REMOVED_LINES
 
+    if read_manifest(clean_dir) is None:  # clean has not run: no line was removed
+        return set()
     manifest = require_manifest(clean_dir)
     return {source_id for info in manifest.outputs.get(REMOVED_LINES, [])
             for batch in iter_batches(clean_dir, info) for source_id in batch.column("source_id").to_pylist()}
@@ -116,7 +118,8 @@ def _cmd_eval_truth(args: argparse.Namespace) -> int:
     if stage is None:
         raise KilnError(f"no finished stage with documents under {data_dir}")
     truth = load_truth(demo_dir)
-    report = score(truth, read_kept_texts(data_dir / stage), read_line_filtered(data_dir / "clean"))
+    line_filtered = read_line_filtered(data_dir / "clean") if stage != "ingest" else set()
+    report = score(truth, read_kept_texts(data_dir / stage), line_filtered)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
         return 0

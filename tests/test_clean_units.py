@@ -307,11 +307,27 @@ COPYRIGHT_CASE_ZH = """本报讯 记者昨日从市中级人民法院获悉，�
 据了解，该院今年已审结知识产权案件三百余件。"""
 
 
+SAFETY_NEWS_ZH = """本报讯 市安监局昨日召开全市安全生产工作会议，部署今冬明春的安全生产工作。
+会议要求，各企业必须落实安全生产主体责任，任何单位不得以任何理由降低安全标准。
+对发生事故的企业，有关部门应当依法追究责任，并督促其对受害者给予赔偿。
+会议还通报了今年以来的安全生产情况，全市事故起数和死亡人数同比分别下降一成以上。
+市安监局负责人表示，冬季是火灾和交通事故的多发期，各区县必须加强巡查。
+下一步，全市将开展为期三个月的安全隐患大排查。
+版权所有 © 本报社 未经许可不得转载"""
+PERMISSIONS_EN = """Every file has three sets of permission bits, for its owner, its group and everyone else.
+Any user may read a file whose read bit is set for them, and may not change it without the write bit.
+Such bits are shown by ls -l as a string like rw-r--r--, one letter for each permission.
+The chmod command changes them, and only the owner or the superuser may run it on a file.
+A directory needs the execute bit before any user may enter it, whatever its other bits say.
+Permissions without the sticky bit let any user who may write to a directory remove its files.
+Copyright 2024 the authors. License GPLv3+: GNU GPL version 3 or later."""
+
+
 def test_licence_pages_are_dropped_and_writing_about_licences_is_kept():
     assert _verdict(LICENCE_EN, "en") == "licence_page"
     assert _verdict(LICENCE_ZH, "zh") == "licence_page"
     for text, lang in ((ABOUT_LICENCES, "en"), (COPYRIGHT_CASE_EN, "en"), (COPYRIGHT_CASE_ZH, "zh"),
-                       (EN_PARAGRAPH, "en"), (TECH_EN, "en")):
+                       (EN_PARAGRAPH, "en"), (TECH_EN, "en"), (SAFETY_NEWS_ZH, "zh"), (PERMISSIONS_EN, "en")):
         assert _verdict(text, lang) is None, text[:40]
     assert _signals(EN_PARAGRAPH)["q_licence_sentence_frac"] == 0.0
     notice_only = "\n".join(LICENCE_EN.splitlines()[:4])  # too few sentences to judge

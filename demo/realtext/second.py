@@ -72,7 +72,7 @@ def _chapters(folder: Path, pattern: str, skip: frozenset[str] = frozenset()) ->
                 yield path, DOCBOOK_TOC.sub("", html)
 
 
-def _mostly_chinese(text: str) -> bool:
+def mostly_chinese(text: str) -> bool:
     """More Han characters than ASCII letters: a section of a Chinese manual that is mostly an untranslated
     English example is left out of the clean documents (neither clean Chinese nor clean English)."""
     han = sum("\u4e00" <= c <= "\u9fff" for c in text)
@@ -87,7 +87,7 @@ def install_guide(root: Path, lang: str) -> Iterator[Document]:
     folder = {"en": "en", "zh": "zh_CN"}[lang]
     for path, html in _chapters(root / INSTALL_GUIDE / folder, "*.html", frozenset((INSTALL_GUIDE_LICENCE,))):
         for i, text in enumerate(html_sections(html, None, min_chars=600 if lang == "en" else 300)):
-            if lang == "en" or _mostly_chinese(text):
+            if lang == "en" or mostly_chinese(text):
                 yield Document("install_guide", lang, "tech_docs", f"install-guide-{lang}", f"{path.stem}#{i}", text)
 
 
@@ -99,7 +99,7 @@ def chinese_debian_guides(root: Path) -> Iterator[Document]:
     for folder in CHINESE_GUIDES:
         for path, html in _chapters(root / folder, "*.zh-cn.html"):
             for i, text in enumerate(html_sections(html, None, min_chars=300)):
-                if _mostly_chinese(text):
+                if mostly_chinese(text):
                     yield Document("debian_guides", "zh", "tech_docs", "debian-guides-zh", f"{path.stem}#{i}", text)
 
 

@@ -139,7 +139,7 @@ class BatchText:
     """The code points of a batch of documents, end to end, with per-document reductions."""
 
     def __init__(self, texts: list[str]):
-        self.texts = texts
+        self.texts = list(texts)  # its own list: the caller's may change after
         self.docs = len(texts)
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=self.docs)
         self.starts = np.concatenate(([0], np.cumsum(self.lengths)))

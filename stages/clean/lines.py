@@ -165,10 +165,11 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
     joined = "\0".join(lowered)
     marks, phone_runs = _marks(np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32),
                                _CURRENCY_SIGNS, _AMOUNT_UNITS, _CURRENCY_CODES, _NUMERALS, _MIN_PHONE_CHARS)
-    found = np.sort(np.concatenate((marks, [at for at in phone_runs.tolist() if _PHONE_NUMBER_RE.match(joined, at)])))
+    phones = np.array([at for at in phone_runs.tolist() if _PHONE_NUMBER_RE.match(joined, at)], dtype=np.int64)
+    marked = np.sort(np.concatenate((marks, phones)))
     starts = np.cumsum([0, *(len(text) + 1 for text in lowered)])
-    found_in = np.searchsorted(starts, found, side="right") - 1
-    for d, offset in zip(found_in.tolist(), (found - starts[found_in]).tolist(), strict=True):
+    marked_in = np.searchsorted(starts, marked, side="right") - 1
+    for d, offset in zip(marked_in.tolist(), (marked - starts[marked_in]).tolist(), strict=True):
         triggered[d].append(offset)
     verdicts = [LineVerdict(text, []) for text in texts]
     spam_counts, spam_text, spam_offset = (scan.counts, scan.hit_text, scan.hit_offset) if scan else (None, None, None)

@@ -65,9 +65,14 @@ def repeated_lines(batch: BatchText, groups: list[str], cfg: LineFilterConfig) -
     distinct = np.bincount(doc[first_in_doc], minlength=batch.docs)
     copies = np.bincount(doc[counted], minlength=batch.docs) > MAX_REPEATED_SHARE * distinct
     frame = _frame(key_of_line, first_in_doc & ~copies[doc], needed, len(keys)) & long_enough[key_of_line]
-    hits = np.flatnonzero(frame & ~copies[doc])
+    hits = np.flatnonzero(frame & ~copies[doc])  # in batch order: each document's lines from its first
+    previous_doc, position, line_number = -1, 0, 0
     for d, start in zip(doc[hits].tolist(), lines.start[hits].tolist(), strict=True):
-        removed[d].add(batch.joined.count("\n", int(batch.starts[d]), start))  # its index in text.split("\n")
+        if d != previous_doc:
+            previous_doc, position, line_number = d, int(batch.starts[d]), 0
+        line_number += batch.joined.count("\n", position, start)  # its index in text.split("\n")
+        position = start
+        removed[d].add(line_number)
     return removed
 
 

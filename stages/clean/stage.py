@@ -62,7 +62,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         scrubbed = [scrub_timestamps(t) for t in repaired]
         texts_out, spans = [t for t, _ in scrubbed], [n for _, n in scrubbed]
     else:
-        texts_out, spans = repaired, [0] * len(texts)
+        texts_out, spans = list(repaired), [0] * len(texts)  # changed below: ``repaired`` stays as repair left it
     spam = spam_matcher(tuple(cfg.spam_patterns))
     scan = SpamScan.of(texts_out, spam) if spam is not None else None  # lowercased and scanned once
     decided: list[str | None] = [None] * len(texts_out)

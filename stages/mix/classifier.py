@@ -17,6 +17,7 @@ import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json
 from common.hashing import unit_interval
 from stages.mix.fasttext_train import train_supervised
+
+if TYPE_CHECKING:
+    import fasttext  # imported where a model is trained or loaded: the module itself does not need it
 
 MODEL_NAME = "category_classifier.bin"
 REPORT_NAME = "category_classifier.json"
@@ -137,7 +141,8 @@ def train_classifier(sampler: ExampleSampler, labelled: list[tuple[str, str]], c
     return report
 
 
-def fit_model(examples: list[tuple[str, str]], cfg: CategoryClassifierConfig, model_path: Path):
+def fit_model(examples: list[tuple[str, str]], cfg: CategoryClassifierConfig, model_path: Path
+              ) -> fasttext.FastText._FastText:
     """Train fastText on (category, classifier text) examples in a seeded order with ``cfg``'s hyper-parameters,
     save the model to ``model_path`` and return it loaded."""
     import fasttext
@@ -154,7 +159,7 @@ def fit_model(examples: list[tuple[str, str]], cfg: CategoryClassifierConfig, mo
         return fasttext.load_model(str(model_file))
 
 
-def predict(model, texts: list[str]) -> tuple[list[str], list[float]]:
+def predict(model: fasttext.FastText._FastText, texts: list[str]) -> tuple[list[str], list[float]]:
     """The top category and its probability for each classifier text."""
     if not texts:
         return [], []
@@ -178,14 +183,20 @@ def use_default_model(model_dir: Path, out_dir: Path) -> ClassifierReport:
         raise KilnError(
             f"mix.classifier: the training split has no categorized document and no mix.classifier.labelled_sample "
             f"is given, and Kiln's default category model is not in {model_dir} (no {MODEL_NAME} and "
-            f"{DEFAULT_MODEL_REPORT}): build it with `make category-model`, or set mix.classifier.default_model to "
-            "the folder it was built in")
-    built = json.loads(built_report.read_text())
-    test = built["test"]
-    report = ClassifierReport(
-        trained_on=built["seed"]["by_category"], held_out=test["documents"], held_out_accuracy=test["top1_accuracy"],
-        accuracy_by_category={c: row["top1_accuracy"] for c, row in test["by_category"].items()},
-        threshold=built["threshold"], origin="default")
+            f"{DEFAULT_MODEL_REPORT}): build it with `make category-model` (it stops when no threshold reaches "
+            "--min-accuracy on held-out text; `make category-model ARGS=\"--min-accuracy 0.6\"` accepts less), or "
+            "set mix.classifier.default_model to the folder it was built in")
+    try:
+        built = json.loads(built_report.read_text())
+        test = built["test"]
+        report = ClassifierReport(
+            trained_on=built["seed"]["by_category"], held_out=test["documents"],
+            held_out_accuracy=test["top1_accuracy"],
+            accuracy_by_category={c: row["top1_accuracy"] for c, row in test["by_category"].items()},
+            threshold=built["threshold"], origin="default")
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+        raise KilnError(f"{built_report}: not a report of `kiln category-model` ({err!r}): rebuild it with "
+                        "`make category-model`") from None
     atomic_write_bytes(out_dir / MODEL_NAME, model.read_bytes())
     atomic_write_json(out_dir / REPORT_NAME, report.to_dict(), indent=1, sort_keys=True)
     return report
