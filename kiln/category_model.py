@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,13 +25,11 @@ from common.categories import CATEGORIES
 from common.config import CategoryClassifierConfig
 from common.errors import KilnError
 from common.files import atomic_write_json
-from demo.realtext.build import DEVSETS
-from demo.realtext.genres import Document
+from demo.realtext.build import DEVSETS, Reader
 from demo.realtext.sources import SourceSet, fetch
 from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES, check_disjoint
 from stages.mix.classifier import DEFAULT_MODEL_REPORT, MODEL_NAME, fasttext_text, fit_model, predict
 
-Reader = Callable[[Path], Iterator[Document]]
 HELD_OUT_PER_CELL = 150
 """Most held-out documents per (language, category): the manuals of the development sets would outweigh the rest."""
 DEFAULT_MIN_ACCURACY = 0.85
@@ -71,12 +69,17 @@ def read_examples(sources: SourceSet, readers: dict[str, tuple[int, Reader]], ca
         return examples, fetched.files
 
 
-def cap_per_cell(examples: Iterable[Example], limit: int) -> list[Example]:
-    """At most ``limit`` examples per (language, category): those with the lowest hash of their name."""
+def _cells(examples: Iterable[Example]) -> list[list[Example]]:
+    """The examples of each (language, category), in order of first appearance."""
     cells: dict[tuple[str, str], list[Example]] = {}
     for example in examples:
         cells.setdefault((example.lang, example.category), []).append(example)
-    return [e for cell in cells.values() for e in sorted(cell, key=lambda e: _stable_key(e.name))[:limit]]
+    return list(cells.values())
+
+
+def cap_per_cell(examples: Iterable[Example], limit: int) -> list[Example]:
+    """At most ``limit`` examples per (language, category): those with the lowest hash of their name."""
+    return [e for cell in _cells(examples) for e in sorted(cell, key=lambda e: _stable_key(e.name))[:limit]]
 
 
 def accuracy_curve(probabilities: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,16 +114,15 @@ def choose_threshold(probabilities: np.ndarray, correct: np.ndarray, min_accurac
 def balanced(examples: list[Example]) -> list[Example]:
     """Each (language, category) repeated to weigh about as much as the largest: a source of 30 documents teaches
     its category as much as one of 300."""
-    cells: dict[tuple[str, str], list[Example]] = {}
-    for example in examples:
-        cells.setdefault((example.lang, example.category), []).append(example)
-    largest = max(map(len, cells.values()))
-    return [e for cell in cells.values() for e in cell * max(1, round(largest / len(cell)))]
+    cells = _cells(examples)
+    largest = max(map(len, cells))
+    return [e for cell in cells for e in cell * max(1, round(largest / len(cell)))]
 
 
-def measure(truth: list[str], predicted: list[str], probabilities: np.ndarray, threshold: float) -> dict:
-    """Coverage, accuracy and per-category precision and recall of predictions at ``threshold``."""
-    truth_a, predicted_a = np.array(truth), np.array(predicted)
+def measure(truth: np.ndarray, predicted: np.ndarray, probabilities: np.ndarray, threshold: float) -> dict:
+    """Coverage, accuracy and per-category precision and recall of predictions (arrays of categories) at
+    ``threshold``."""
+    truth_a, predicted_a = np.asarray(truth), np.asarray(predicted)
     covered = probabilities >= threshold
     right = truth_a == predicted_a
     by_category = {}
@@ -168,31 +170,27 @@ def build_category_model(out_dir: Path, cache: Path, cfg: CategoryClassifierConf
     progress(f"training on {len(seed):,} seed documents, each language and category weighed alike ...")
     model = fit_model([(e.category, fasttext_text(e.text, cfg.max_chars)) for e in balanced(seed)], cfg,
                       out_dir / MODEL_NAME)
-    predicted, probabilities = predict(model, [fasttext_text(e.text, cfg.max_chars) for e in held])
-    probabilities_a = np.array(probabilities)
+    labels, scores = predict(model, [fasttext_text(e.text, cfg.max_chars) for e in held])
+    predicted, probabilities = np.array(labels), np.array(scores)
+    truth, cells = np.array([e.category for e in held]), np.array([f"{e.lang}/{e.category}" for e in held])
     calibration = np.array([_stable_key(e.name) % 2 == 0 for e in held])
-    truth = [e.category for e in held]
-    right = np.array(truth) == np.array(predicted)
+    test = ~calibration
     try:
-        threshold = choose_threshold(probabilities_a[calibration], right[calibration], min_accuracy)
+        threshold = choose_threshold(probabilities[calibration], (truth == predicted)[calibration], min_accuracy)
     except KilnError:
         (out_dir / MODEL_NAME).unlink(missing_ok=True)
         raise
-    test = ~calibration
-    pick = np.flatnonzero(test).tolist()
+
+    def measured(rows: np.ndarray) -> dict:
+        return measure(truth[rows], predicted[rows], probabilities[rows], threshold)
+
     report = {
         "threshold": threshold, "min_accuracy": min_accuracy,
         "seed": {**_counts(seed), "packages": seed_files},
         "held_out": {**_counts(held), "packages": held_files},
-        "calibration": measure([truth[i] for i in np.flatnonzero(calibration)],
-                               [predicted[i] for i in np.flatnonzero(calibration)], probabilities_a[calibration],
-                               threshold),
-        "test": measure([truth[i] for i in pick], [predicted[i] for i in pick], probabilities_a[test], threshold),
-        "test_by_cell": {
-            f"{lang}/{category}": measure([truth[i] for i in cell], [predicted[i] for i in cell],
-                                          probabilities_a[cell], threshold)
-            for lang, category in sorted({(held[i].lang, held[i].category) for i in pick})
-            if (cell := [i for i in pick if (held[i].lang, held[i].category) == (lang, category)])},
+        "calibration": measured(calibration),
+        "test": measured(test),
+        "test_by_cell": {cell: measured(test & (cells == cell)) for cell in sorted(set(cells[test].tolist()))},
         "sources": [note.__dict__ for note in SOURCE_NOTES],
         "classifier": cfg.model_dump(),
     }

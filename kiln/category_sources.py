@@ -26,17 +26,17 @@ import struct
 import unicodedata
 import xml.etree.ElementTree as ET
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
 from common.errors import KilnError
+from demo.realtext.build import Reader
 from demo.realtext.genres import Document
 from demo.realtext.second import dictd_entries, mostly_chinese
 from demo.realtext.sources import FIRST, SECOND, SourceSet
 
-Reader = Callable[[Path], Iterator[Document]]
 MIN_CHARS = 300
 MAX_CHARS = 3000
 

@@ -93,13 +93,13 @@ def read_kept_texts(stage_dir: Path) -> dict[str, str]:
 
 def read_line_filtered(clean_dir: Path) -> set[str]:
     """source_id of every document whose lines the clean stage's line filters removed (its ``_removed_lines``)."""
-    from common.manifest import read_manifest, require_manifest
+    from common.manifest import read_manifest
     from common.shards import iter_batches
     from stages.clean.stage import REMOVED_LINES
 
-    if read_manifest(clean_dir) is None:  # clean has not run: no line was removed
+    manifest = read_manifest(clean_dir)
+    if manifest is None:  # clean has not run: no line was removed
         return set()
-    manifest = require_manifest(clean_dir)
     return {source_id for info in manifest.outputs.get(REMOVED_LINES, [])
             for batch in iter_batches(clean_dir, info) for source_id in batch.column("source_id").to_pylist()}
 
