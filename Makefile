@@ -79,7 +79,7 @@ K8S_TRAIN   ?= train-ascend-2x16
 K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 
 .DEFAULT_GOAL := help
-.PHONY: help data test test-profile lint status venv lock clean-data autoscale-demo category-model
+.PHONY: help data ablation test test-profile lint status venv lock clean-data autoscale-demo category-model
 .PHONY: train train-venv test-train test-faults train-lock
 .PHONY: k8s-render k8s-images k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
@@ -100,6 +100,11 @@ venv: $(STAMP) ## create or update .venv (data stages + dev tools)
 
 data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in demo corpus
 	$(PY) -m kiln run --data-dir $(DATA_DIR) \
+		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
+		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
+
+ablation: $(STAMP) $(TRAIN_STAMP) ## train one small model per stage's output (raw, clean, dedup, full) and compare held-out bits per byte
+	$(PY) -m kiln ablate --data-dir $(DATA_DIR) --train-python $(TRAIN_PY) \
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 

@@ -372,6 +372,47 @@ class TokenizeConfig(Section):
     encoder: Literal["auto", "hf", "tiktoken"] = "auto"
 
 
+BUILT_IN_ARMS = {"raw": "ingest", "clean": "clean", "dedup": "dedup", "full": "mix"}
+
+
+class ExtraArmConfig(Section):
+    """An ablation arm of one's own: the pipeline rerun with ``set`` overrides, trained on ``stage``'s output."""
+
+    stage: Literal["ingest", "clean", "dedup", "mix"] = "mix"
+    set: list[str] = Field(default_factory=list)
+
+
+class AblationConfig(Section):
+    arms: list[str] = Field(default_factory=lambda: list(BUILT_IN_ARMS))
+    extra_arms: dict[str, ExtraArmConfig] = Field(default_factory=dict)
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
+    tokens_per_run: int = Field(default=655_360, ge=1)
+    train_config: str = "configs/ablation-train.yaml"
+    vocab_size: int = Field(default=8192, ge=258, le=65536)
+    tokenizer_sample_bytes: int = Field(default=8 << 20, ge=1)
+    heldout_documents: int = Field(default=200, ge=1)
+    heldout_path: str | None = None
+    mc_path: str | None = None
+    eval_points: int = Field(default=5, ge=1)
+    jobs: int = Field(default=1, ge=1)
+    seed: int = 1234
+
+    @model_validator(mode="after")
+    def _arms_known(self) -> AblationConfig:
+        unknown = [a for a in self.arms if a not in BUILT_IN_ARMS]
+        if unknown:
+            raise ValueError(f"arms {unknown} are not built in ({list(BUILT_IN_ARMS)}); declare your own under "
+                             "extra_arms")
+        clash = sorted(set(self.extra_arms) & set(BUILT_IN_ARMS))
+        if clash:
+            raise ValueError(f"extra_arms {clash} reuse the name of a built-in arm")
+        if "raw" not in self.arms:
+            raise ValueError("arms must include raw: every other arm is compared with it")
+        if len(set(self.seeds)) < 3:
+            raise ValueError(f"seeds {self.seeds}: at least 3 different seeds give each arm its interval")
+        return self
+
+
 class KilnConfig(Section):
     data_dir: str = "data"
     ray: RayConfig = RayConfig()
@@ -381,6 +422,7 @@ class KilnConfig(Section):
     dedup: DedupConfig = DedupConfig()
     mix: MixConfig = MixConfig()
     tokenize: TokenizeConfig = TokenizeConfig()
+    ablation: AblationConfig = AblationConfig()
 
     def section(self, name: str) -> Section:
         """Return the config section of one stage by name."""

@@ -20,6 +20,7 @@ DOCUMENT_STAGES = tuple(s for s in STAGE_ORDER if s != "tokenize")
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
+    from kiln.ablation.results import ablation_status
     from kiln.status import format_status, stage_status, token_summary
 
     if not args.data_dir.exists():
@@ -29,6 +30,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
     print(format_status(stage_status(args.data_dir)))
     if tokens := token_summary(args.data_dir):
         print(tokens)
+    if ablation := ablation_status(args.data_dir):
+        print(ablation)
     return 0
 
 
@@ -140,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kiln", description="Kiln: run, inspect and score pipeline runs.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    _add_run(sub)
+    _add_data_commands(sub)
 
     status = sub.add_parser("status", help="one table of every stage: state, documents, drops, bytes, time")
     status.add_argument("data_dir", type=Path, help="root of a run (make data's DATA_DIR)")
@@ -213,26 +216,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_run(sub: argparse._SubParsersAction) -> None:
-    """`kiln run`, whose options come from kiln.pipeline (pyarrow, ray); in an environment without them the command
-    exists and says so."""
+def _add_data_commands(sub: argparse._SubParsersAction) -> None:
+    """`kiln run` and `kiln ablate`, whose options come from kiln.pipeline (pyarrow, ray); in an environment
+    without them the commands exist and say so."""
+    helps = {"run": "run every data stage in order on --input or the demo corpus (make data)",
+             "ablate": "train one small model per pipeline stage's output and compare held-out bits per byte "
+                       "(make ablation)"}
     try:
         from kiln import pipeline
+        from kiln.ablation import command as ablation
     except ModuleNotFoundError as err:
         if err.name not in ("pyarrow", "ray"):
             raise
         missing = err.name
-        run = sub.add_parser("run", help="run the data stages (needs the data environment, .venv)")
-        run.add_argument("rest", nargs=argparse.REMAINDER)
-        run.set_defaults(func=lambda args: _needs_data_env(missing))
+        for name, text in helps.items():
+            parser = sub.add_parser(name, help=f"{text}; needs the data environment, .venv")
+            parser.add_argument("rest", nargs=argparse.REMAINDER)
+            parser.set_defaults(func=lambda args: _needs_data_env(args.command, missing))
         return
-    run = sub.add_parser("run", help="run every data stage in order on --input or the demo corpus (make data)")
+    run = sub.add_parser("run", help=helps["run"])
     pipeline.add_arguments(run)
     run.set_defaults(func=pipeline.run)
+    ablate = sub.add_parser("ablate", help=helps["ablate"])
+    ablation.add_arguments(ablate)
+    ablate.set_defaults(func=ablation.run)
 
 
-def _needs_data_env(module: str) -> int:
-    raise KilnError(f"`kiln run` needs {module}, which this environment lacks: use the data environment (.venv/bin/kiln)")
+def _needs_data_env(command: str, module: str) -> int:
+    raise KilnError(f"`kiln {command}` needs {module}, which this environment lacks: use the data environment (.venv/bin/kiln)")
 
 
 def _add_autoscale_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,9 +10,10 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from common.config import CONFIG_DIR, load_config
+from common.config import CONFIG_DIR, KilnConfig, load_config
 from common.errors import KilnError
 from common.lock import data_dir_lock
 from common.log import setup_logging
@@ -63,8 +64,12 @@ def _prepare_demo(data_dir: Path, n_docs: int, seed: int, force: bool) -> Path:
     return demo_dir / "corpus"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run (or resume) every stage, then print the status table and the token summary."""
+Then = Callable[[KilnConfig, Path, Callable[[list[str]], KilnConfig]], None]
+
+
+def run(args: argparse.Namespace, then: Then | None = None) -> int:
+    """Run (or resume) every stage, then ``then`` (given the config, the data folder and a function loading the
+    config with more overrides) under the same lock; print the status table and the token summary."""
     overrides = list(args.overrides)
     configs = list(args.config)
     if args.demo:
@@ -76,13 +81,23 @@ def run(args: argparse.Namespace) -> int:
     with data_dir_lock(data_dir, setup_logging(None, "kiln", verbose=args.verbose)):
         if args.demo:
             corpus = _prepare_demo(data_dir, cfg.demo.n_docs, cfg.demo.seed, args.force)
-            cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps([str(corpus)])}"])
+            overrides.append(f"ingest.input={json.dumps([str(corpus)])}")
         elif args.input:
-            cfg = load_config(configs, [*overrides, f"ingest.input={json.dumps(args.input)}"])
-        for stage in pipeline_stages():
-            log = setup_logging(data_dir / stage.name, stage.name, verbose=args.verbose)
-            run_stage(stage, cfg, data_dir, force=args.force, log=log)
+            overrides.append(f"ingest.input={json.dumps(args.input)}")
+        cfg = load_config(configs, overrides)
+        run_stages(cfg, data_dir, args.force, args.verbose)
+        if then is not None:
+            then(cfg, data_dir, lambda extra: load_config(configs, [*overrides, *extra]))
     print(format_status(stage_status(data_dir)))
     if tokens := token_summary(data_dir):
         print(tokens)
     return 0
+
+
+def run_stages(cfg: KilnConfig, data_dir: Path, force: bool, verbose: bool, last: str | None = None) -> None:
+    """Run (or resume) the stages in order into ``data_dir``, up to ``last`` (default: all of them)."""
+    for stage in pipeline_stages():
+        log = setup_logging(data_dir / stage.name, stage.name, verbose=verbose)
+        run_stage(stage, cfg, data_dir, force=force, log=log)
+        if stage.name == last:
+            break

@@ -19,6 +19,7 @@ from common.files import atomic_write_bytes, human_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
 from common.shards import ShardChecksumError, iter_batches
+from kiln.ablation.report import ablation_section
 from kiln.html import escape, save_chart, table
 from kiln.report_train import TRAIN_DIR, train_section
 from kiln.status import StageStatus, stage_status
@@ -527,7 +528,8 @@ SECTIONS: dict[str, Section] = {
 def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
     """Write ``index.html`` and its PNG charts to ``out_dir`` (default DATA_DIR/report); returns the page's path.
 
-    The page has a section per finished data stage, then one for the training run in DATA_DIR/train.
+    The page has a section per finished data stage, then one for the training run in DATA_DIR/train and one
+    for the ablation in DATA_DIR/ablation.
     """
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
@@ -550,6 +552,7 @@ def write_report(data_dir: Path, out_dir: Path | None = None) -> Path:
         body = SECTIONS.get(name, _accounting_section)(stage)
         sections.append(f'<section id="{escape(name)}"><h2>{escape(name)}</h2>{body}</section>')
     sections.append(train_section(train_dir, out_dir))
+    sections.append(ablation_section(data_dir, out_dir))
 
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

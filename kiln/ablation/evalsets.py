@@ -1,0 +1,124 @@
+"""The evaluation sets of an ablation, and the matcher that keeps them and their near-duplicates out of training.
+
+Two sets of text, both removed from every arm before any arm is built:
+
+- ``heldout``: documents the pipeline keeps (a seeded sample of the dedup stage's output, outside the mix's
+  validation split), or the documents of a user's file;
+- ``validation``: the mix's own validation split.
+
+A training document is removed when it is one of them (same ``doc_id``), has the same normalized text, or
+is a near-duplicate of one by the dedup stage's MinHash settings (a shared LSH band, then an estimated
+Jaccard similarity at or above ``dedup.threshold``), whether in its raw or its cleaned form.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from common.config import DedupConfig
+from common.errors import KilnError
+from common.hashing import unit_interval
+from kiln.ablation.documents import document_index, iter_documents, read_texts
+from stages.dedup.lsh import band_keys
+from stages.dedup.minhash import EMPTY, exact_keys, shingle_hashes, signatures
+
+HELDOUT, VALIDATION = "heldout", "validation"
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """One evaluation set: its name, where it came from, its documents, and their ids in this run (if any)."""
+
+    name: str
+    origin: str
+    texts: list[str]
+    doc_ids: np.ndarray
+
+
+def pipeline_heldout(dedup_dir: Path, not_ids: np.ndarray, count: int, seed: int) -> EvalSet:
+    """``count`` documents of the dedup stage's output with the lowest seeded hash, none of ``not_ids``."""
+    index = document_index(dedup_dir)
+    candidates = index.doc_ids[~np.isin(index.doc_ids, not_ids) & (index.sizes > 0)]
+    if candidates.size == 0:
+        raise KilnError(f"{dedup_dir}: no document left to hold out: the pipeline kept nothing outside the mix's "
+                        "validation split")
+    chosen = np.sort(candidates[np.argsort(unit_interval(candidates, seed), kind="stable")[:count]])
+    texts = read_texts(dedup_dir, chosen)
+    return EvalSet(HELDOUT, f"{chosen.size} documents of {dedup_dir.name}'s output (seeded sample)",
+                   [texts[int(i)] for i in chosen], chosen)
+
+
+def user_heldout(path: Path) -> EvalSet:
+    """The documents of a user's file: JSONL with a ``text`` field, or plain text with blank-line-separated
+    documents."""
+    try:
+        raw = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise KilnError(f"ablation.heldout_path: cannot read {path}: {err}") from None
+    texts: list[str] = []
+    if Path(path).suffix in (".jsonl", ".json"):
+        for number, line in enumerate(raw.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                text = json.loads(line)["text"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise KilnError(f"{path}:{number}: a held-out document needs a JSON object with a text field") from None
+            if not isinstance(text, str):
+                raise KilnError(f"{path}:{number}: text is {type(text).__name__}, not a string")
+            texts.append(text)
+    else:
+        texts = [block.strip() for block in raw.split("\n\n")]
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise KilnError(f"ablation.heldout_path: {path} holds no document")
+    return EvalSet(HELDOUT, f"{len(texts)} documents of {path}", texts, np.zeros(0, np.int64))
+
+
+def validation_split(mix_dir: Path) -> EvalSet:
+    """The mix's validation split (empty when mix.validation_fraction is 0)."""
+    index = document_index(mix_dir, "validation")
+    texts = read_texts(mix_dir, index.doc_ids, "validation")
+    ids = np.array(sorted(texts), dtype=np.int64)
+    return EvalSet(VALIDATION, f"the mix's validation split, {ids.size} documents", [texts[int(i)] for i in ids], ids)
+
+
+class EvalMatcher:
+    """Tells which documents are an evaluation document, a copy or a near-duplicate of one."""
+
+    def __init__(self, sets: list[EvalSet], cfg: DedupConfig):
+        self.cfg = cfg
+        texts = [t for s in sets for t in s.texts]
+        self.ids = np.unique(np.concatenate([s.doc_ids for s in sets])) if sets else np.zeros(0, np.int64)
+        self.exact = set(exact_keys(texts))
+        self.sigs = self._signatures(texts)
+        keys = band_keys(self.sigs, cfg.bands, cfg.rows)
+        self.keys = np.unique(keys[(self.sigs != EMPTY).any(axis=1)])
+
+    def _signatures(self, texts: list[str]) -> np.ndarray:
+        hashes, offsets = shingle_hashes(texts, self.cfg.shingle_size)
+        return signatures(hashes, offsets, self.cfg.num_perm, self.cfg.seed)
+
+    def matches(self, doc_ids: np.ndarray, texts: list[str]) -> np.ndarray:
+        """A boolean per document: it must not be trained on."""
+        hit = np.isin(doc_ids, self.ids)
+        hit |= np.fromiter((key in self.exact for key in exact_keys(texts)), dtype=bool, count=len(texts))
+        sigs = self._signatures(texts)
+        shares_band = np.isin(band_keys(sigs, self.cfg.bands, self.cfg.rows), self.keys).any(axis=1)
+        shares_band &= ~hit & (sigs != EMPTY).any(axis=1)
+        for row in np.nonzero(shares_band)[0]:
+            similarity = (self.sigs == sigs[row]).mean(axis=1)
+            hit[row] = similarity.max() >= self.cfg.threshold
+        return hit
+
+    def matching_ids(self, stage_dir: Path) -> np.ndarray:
+        """The ids of every document of a finished stage that must not be trained on."""
+        found = [np.zeros(0, np.int64)]
+        for batch in iter_documents(stage_dir):
+            ids = batch.column("doc_id").to_numpy(zero_copy_only=False).astype(np.int64)
+            found.append(ids[self.matches(ids, batch.column("text").to_pylist())])
+        return np.unique(np.concatenate(found))

@@ -1,0 +1,133 @@
+"""The training and evaluation processes of an ablation: one trainer run per (arm, seed) in the trainer's own
+environment, each followed by the evaluator on the validation split (and multiple choice), each leaving
+``result.json`` when done so that a rerun skips it and a killed one resumes from its last checkpoint."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from common.errors import KilnError
+from common.files import atomic_write_json
+from kiln.ablation.results import RESULT_FILE
+from stages.train.metrics import EVAL_NAME
+
+TRAIN_LOG, EVAL_LOG = "train.log", "eval.log"
+LOG_TAIL_LINES = 15
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One training run: its arm and seed, where it writes, what it trains and is evaluated on, how."""
+
+    arm: str
+    seed: int
+    run_dir: Path
+    train_bin: Path
+    heldout_bin: Path
+    validation_bin: Path | None
+    mc_files: tuple[Path, ...]
+    overrides: tuple[str, ...]
+    threads: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.arm} seed {self.seed}"
+
+
+def read_result(run_dir: Path) -> dict | None:
+    """A finished run's result, or None."""
+    path = run_dir / RESULT_FILE
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def read_curve(run_dir: Path) -> list[dict]:
+    """The held-out evaluations of a run's eval.jsonl, one per step (a resumed run's repeat of a step replaced)."""
+    by_step: dict[int, dict] = {}
+    path = run_dir / EVAL_NAME
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                by_step[int(row["step"])] = {"step": int(row["step"]), "loss": float(row["val_loss"]),
+                                             "tokens": int(row["val_tokens"])}
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def _run_logged(command: list[str], log: Path, what: str, output: Path | None = None) -> None:
+    """Run ``command`` with its stderr (and its stdout, unless ``output`` takes it) appended to ``log``."""
+    with log.open("a", encoding="utf-8") as sink, \
+            (output.open("w", encoding="utf-8") if output else contextlib.nullcontext(sink)) as out:
+        sink.write(f"$ {' '.join(command)}\n")
+        sink.flush()
+        code = subprocess.run(command, stdout=out, stderr=sink, check=False).returncode
+    if code:
+        tail = "\n    ".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-LOG_TAIL_LINES:])
+        raise KilnError(f"{what} failed (exit {code}); the end of {log}:\n    {tail}")
+
+
+def run_one(plan: RunPlan, python: Path, train_config: Path) -> dict:
+    """Train (or resume) one run, evaluate its last checkpoint, and write its result.json; a finished run is
+    read back."""
+    if (done := read_result(plan.run_dir)) is not None:
+        return done
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    _run_logged([str(python), "-m", "stages.train", "--tokens", str(plan.train_bin), "--validation",
+                 str(plan.heldout_bin), "--config", str(train_config), "--run-dir", str(plan.run_dir),
+                 *(f"--set={o}" for o in plan.overrides)], plan.run_dir / TRAIN_LOG, f"training {plan.label}")
+    report = None
+    if plan.validation_bin is not None or plan.mc_files:
+        eval_json = plan.run_dir / "eval-report.json"
+        command = [str(python), "-m", "stages.eval", "--checkpoint", str(plan.run_dir), "--json", "--prompt",
+                   "--threads", str(plan.threads), "--mc", *map(str, plan.mc_files)]
+        if plan.validation_bin is not None:
+            command += ["--tokens", str(plan.validation_bin)]
+        _run_logged(command, plan.run_dir / EVAL_LOG, f"evaluating {plan.label}", output=eval_json)
+        report = json.loads(eval_json.read_text())
+    curve = read_curve(plan.run_dir)
+    if not curve:
+        raise KilnError(f"{plan.run_dir / EVAL_NAME}: the run of {plan.label} logged no held-out evaluation")
+    result = {
+        "arm": plan.arm, "seed": plan.seed, "overrides": list(plan.overrides), "curve": curve,
+        "heldout_loss": curve[-1]["loss"], "steps": curve[-1]["step"],
+        "validation_loss": (report.get("perplexity") or {}).get("loss") if report else None,
+        "multiple_choice": (report.get("multiple_choice") or {}).get("overall") if report else None,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+    atomic_write_json(plan.run_dir / RESULT_FILE, result)
+    return result
+
+
+def run_all(plans: list[RunPlan], python: Path, train_config: Path, jobs: int,
+            say: Callable[[str], None]) -> list[dict]:
+    """Every plan, ``jobs`` at a time, with a progress line per run; results in plan order."""
+    total = len(plans)
+    finished = sum(read_result(p.run_dir) is not None for p in plans)
+    if finished:
+        say(f"{finished} of {total} runs already done: reusing their results")
+    started = time.perf_counter()
+    counter = {"done": finished}
+
+    def one(plan: RunPlan) -> dict:
+        fresh = read_result(plan.run_dir) is None
+        if fresh:
+            say(f"training {plan.label} ...")
+        result = run_one(plan, python, train_config)
+        if fresh:
+            counter["done"] += 1
+            left = total - counter["done"]
+            elapsed = time.perf_counter() - started
+            say(f"[{counter['done']}/{total}] {plan.label}: held-out loss {result['heldout_loss']:.4f} after "
+                f"{result['steps']} steps in {result['seconds']:.0f} s"
+                + (f"; about {elapsed / (counter['done'] - finished) * left:.0f} s left" if left else ""))
+        return result
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, plans))

@@ -1,0 +1,186 @@
+"""`kiln ablate` (make ablation): statistics, byte accounting, evaluation matching, and a reduced ablation end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from common.config import load_config
+from common.text import dedup_tokens
+from common.tokens import TokenDataset
+from demo.content_docs import clean_document
+from kiln.ablation.arms import copies_in_order
+from kiln.ablation.evalsets import EvalMatcher, EvalSet
+from kiln.ablation.results import bits_per_byte, interval, overlap, summarize
+from kiln.ablation.streams import SharedTokenizer, predicted_bytes, token_byte_lengths, write_tokenizer
+from stages.tokenize.bpe import train_tokenizer
+from tests.conftest import REPO, cli
+from tests.test_pipeline_demo import DEMO_DOCS, shared_demo_run
+
+TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
+MIXED = ["The committee met on Tuesday to discuss the budget for 2025.", "北京是中国的首都，也是政治和文化中心。",
+         "def f(x):\n    return x ** 2  # 平方", "Ünïcödé café naïve — “quotes” and emoji 🎉"]
+
+
+@pytest.fixture(scope="module")
+def shared_tokenizer(tmp_path_factory) -> SharedTokenizer:
+    texts = [clean_document(random.Random(i), "encyclopedia", lang, "wiki") for i in range(60) for lang in ("en", "zh")]
+    texts += MIXED
+    path = tmp_path_factory.mktemp("tok") / "tokenizer.json"
+    write_tokenizer(path, train_tokenizer(texts, 600))
+    return SharedTokenizer.load(path, texts)
+
+
+def test_interval_is_the_student_t_interval_of_the_mean():
+    mean, half = interval([1.0, 2.0, 3.0])
+    assert mean == 2.0
+    assert half == pytest.approx(4.303 * 1.0 / math.sqrt(3))
+    assert math.isnan(interval([5.0])[1])
+
+
+def test_bits_per_byte_divides_nats_by_ln2_and_bytes():
+    assert bits_per_byte(math.log(2), 100, 100) == pytest.approx(1.0)
+    assert bits_per_byte(math.log(2), 100, 400) == pytest.approx(0.25)  # 4 bytes per token
+
+
+def test_every_token_stands_for_its_utf8_bytes(shared_tokenizer):
+    tokens, lengths = shared_tokenizer.encode(MIXED)
+    assert lengths.sum() == tokens.size and (tokens[np.cumsum(lengths) - 1] == shared_tokenizer.eos).all()
+    expected = sum(len(t.encode("utf-8")) for t in MIXED) + len(MIXED)  # each EOS counts as one byte
+    assert shared_tokenizer.byte_lengths[tokens].sum() == expected
+    assert token_byte_lengths(shared_tokenizer.tokenizer)[shared_tokenizer.eos] == 1
+
+
+def test_predicted_bytes_are_those_of_the_windows_targets(shared_tokenizer):
+    tokens, _ = shared_tokenizer.encode(MIXED * 3)
+    seq_len = 16
+    windows = (tokens.size - 1) // seq_len
+    predicted, text_bytes = predicted_bytes(tokens, shared_tokenizer.byte_lengths, seq_len)
+    assert predicted == windows * seq_len
+    assert text_bytes == shared_tokenizer.byte_lengths[tokens[1:predicted + 1]].sum()
+
+
+def test_copies_in_order_holds_every_repeat_once_in_an_order_of_the_ids_only():
+    ids, repeats = np.array([7, 3, 11, 5]), np.array([1, 3, 1, 2])
+    order = copies_in_order(ids, repeats, seed=1)
+    assert sorted(order.tolist()) == [3, 3, 3, 5, 5, 7, 11]
+    shuffled = copies_in_order(ids[::-1].copy(), repeats[::-1].copy(), seed=1)
+    assert order.tolist() == shuffled.tolist()
+    many = np.arange(50)
+    assert copies_in_order(many, np.ones(50, np.int64), 1).tolist() != copies_in_order(many, np.ones(50, np.int64), 2).tolist()
+
+
+def test_the_matcher_finds_ids_copies_and_near_duplicates_not_other_text():
+    rng = random.Random(7)
+    held = [clean_document(rng, "news", "en", "news") for _ in range(3)] + [clean_document(rng, "news", "zh", "news")]
+    other = clean_document(rng, "news", "en", "news")
+    words = held[0].split()
+    near = " ".join(words[:-3] + ["changed", "three", "words"])
+    matcher = EvalMatcher([EvalSet("heldout", "test", held, np.array([10, 11, 12, 13]))], load_config().dedup)
+    texts = [held[1].upper() + "  ", near, held[3], other, "unrelated"]
+    hits = matcher.matches(np.array([1, 2, 3, 4, 12]), texts)
+    assert hits.tolist() == [True, True, True, False, True]  # case and spacing, near copy, zh copy, other, same id
+
+
+def _run(arm: str, seed: int, loss: float) -> dict:
+    return {"arm": arm, "seed": seed, "heldout_loss": loss, "validation_loss": None, "multiple_choice": None,
+            "curve": [{"step": 10, "loss": loss, "tokens": 100}]}
+
+
+def test_summary_pairs_seeds_against_raw_and_names_overlapping_intervals():
+    from kiln.ablation.arms import Arm
+
+    arms = {name: Arm(name, name, 5, 1000, 4000, 9, 1, "sha", 1000) for name in ("raw", "clean", "dedup")}
+    losses = {"raw": (3.0, 3.1, 3.2), "clean": (2.5, 2.6, 2.7), "dedup": (2.52, 2.61, 2.69)}
+    results = [_run(arm, seed, loss) for arm, values in losses.items() for seed, loss in enumerate(values)]
+    summary = summarize(arms, results, {"heldout": {"tokens": 100, "bytes": 100 / math.log(2)}}, {})
+    rows = {row["name"]: row for row in summary["arms"]}
+    assert rows["clean"]["heldout"]["mean"] == pytest.approx(2.6)
+    assert rows["clean"]["delta_vs_raw"]["mean"] == pytest.approx(-0.5)
+    assert rows["clean"]["delta_vs_raw"]["ci95"] == pytest.approx(0.0, abs=1e-9)  # the same gap at every seed
+    assert not rows["clean"]["delta_vs_raw"]["overlaps_raw"]
+    assert overlap(rows["clean"]["heldout"], rows["dedup"]["heldout"])
+    assert [n.split(":")[0] for n in summary["notes"]] == ["clean and dedup"]
+
+
+TINY_TRAINER = """
+model: {d_model: 32, n_layers: 1, n_heads: 2, max_seq_len: 64}
+optim: {lr: 3.0e-3, min_lr: 3.0e-4, warmup_ratio: 0.1}
+train: {global_batch: 4, seq_len: 64, threads: 2, log_every: 2}
+"""
+
+
+@pytest.mark.slow
+def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_evaluation_sets(tmp_path_factory):
+    if not TRAIN_PYTHON.is_file():
+        pytest.skip("the trainer's environment (.venv-train) is not built: make train-venv")
+    shared, _ = shared_demo_run(tmp_path_factory)
+    tmp = tmp_path_factory.mktemp("ablation")
+    data = tmp / "data"
+    shutil.copytree(shared, data)
+    (tmp / "tiny.yaml").write_text(TINY_TRAINER)
+    command = ["-m", "kiln", "ablate", "--demo", "--demo-docs", str(DEMO_DOCS), "--data-dir", str(data),
+               "--set", "ray.num_cpus=2", "--set", f"ablation.train_config={tmp / 'tiny.yaml'}",
+               "--set", "ablation.tokens_per_run=1536", "--set", "ablation.heldout_documents=30",
+               "--set", "ablation.eval_points=3", "--set", "ablation.jobs=2",
+               "--set", f"ablation.mc_path={REPO / 'stages' / 'eval' / 'samples'}"]
+    first = cli(*command, timeout=600)
+    root = data / "ablation"
+    summary = json.loads((root / "summary.json").read_text())
+    assert [row["name"] for row in summary["arms"]] == ["raw", "clean", "dedup", "full"]
+    assert "held-out bits/byte" in first.stdout and (data / "report" / "ablation-curves.png").is_file()
+
+    # the same tokenizer, steps, tokens and seeds in every arm
+    tokenizer_sha = {json.loads((root / "arms" / a / "meta.json").read_text())["tokenizer"]["sha256"]
+                     for a in ("raw", "clean", "dedup", "full")}
+    assert len(tokenizer_sha) == 1
+    runs = [json.loads(p.read_text()) for p in sorted(root.glob("runs/*/result.json"))]
+    assert len(runs) == 12
+    assert {(r["steps"], tuple(o for o in r["overrides"] if not o.startswith("train.seed"))) for r in runs} == \
+        {(6, tuple(summary["setup"]["overrides"]))}
+    assert {r["arm"]: sorted(x["seed"] for x in runs if x["arm"] == r["arm"]) for r in runs} == \
+        dict.fromkeys(("raw", "clean", "dedup", "full"), [0, 1, 2])
+    assert all(row["tokens"] >= 1537 for row in summary["arms"])
+    assert all(0 <= row["multiple_choice_accuracy"]["mean"] <= 1 for row in summary["arms"])
+    assert all(row["validation"]["mean"] > 0 for row in summary["arms"])
+
+    # no arm holds an evaluation document or a near copy of one, though the raw corpus did
+    heldout = _decoded(root / "eval" / "heldout" / "heldout.bin", root / "tokenizer.json")
+    validation = _decoded(root / "eval" / "validation" / "validation.bin", root / "tokenizer.json")
+    evaluation = [set(_shingles(t)) for t in heldout + validation]
+    cfg = load_config().dedup
+    for arm in ("raw", "clean", "dedup", "full"):
+        for text in _decoded(root / "arms" / arm / "train.bin", root / "tokenizer.json"):
+            shingles = set(_shingles(text))
+            assert not any(len(shingles & e) / max(1, len(shingles | e)) >= cfg.threshold for e in evaluation), arm
+    raw = next(row for row in summary["arms"] if row["name"] == "raw")
+    assert raw["removed_as_evaluation"] > len(heldout) + len(validation) - 5  # copies and near copies went too
+
+    # a rerun trains nothing again; a lost result is redone alone
+    (root / "runs" / "clean-seed1" / "result.json").unlink()
+    again = cli(*command, timeout=600)
+    assert "11 of 12 runs already done" in again.stderr and "training clean seed 1" in again.stderr
+    assert again.stderr.count("training ") == 1
+    status = cli("-m", "kiln", "status", str(data)).stdout
+    assert "3 of 3 started" in status and "summary:" in status
+
+
+def _decoded(bin_path: Path, tokenizer_path: Path) -> list[str]:
+    """The documents of a one-split token folder, decoded."""
+    from common.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(tokenizer_path)
+    dataset = TokenDataset(bin_path)
+    tokens, offsets = dataset.tokens, dataset._streams[0][1]
+    return [tokenizer.decode(tokens[a:b - 1].tolist()) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+
+
+def _shingles(text: str, k: int = 5) -> list[tuple[str, ...]]:
+    tokens = dedup_tokens(text)
+    return [tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1)]
