@@ -408,8 +408,13 @@ class AblationConfig(Section):
             raise ValueError(f"extra_arms {clash} reuse the name of a built-in arm")
         if "raw" not in self.arms:
             raise ValueError("arms must include raw: every other arm is compared with it")
-        if len(set(self.seeds)) < 3:
-            raise ValueError(f"seeds {self.seeds}: at least 3 different seeds give each arm its interval")
+        if len(set(self.arms)) != len(self.arms):
+            raise ValueError(f"arms {self.arms} name an arm twice")
+        badly_named = [name for name in self.extra_arms if not re.fullmatch(r"[A-Za-z0-9_]+", name)]
+        if badly_named:
+            raise ValueError(f"extra_arms {badly_named}: a name is letters, digits and _ (it names folders)")
+        if len(self.seeds) < 3 or len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds {self.seeds}: at least 3 different seeds, each once, give each arm its interval")
         return self
 
 

@@ -15,8 +15,7 @@ from common.config import load_config
 from common.text import dedup_tokens
 from common.tokens import TokenDataset
 from demo.content_docs import clean_document
-from kiln.ablation.arms import copies_in_order
-from kiln.ablation.evalsets import EvalMatcher, EvalSet
+from kiln.ablation.evalsets import EvalMatcher
 from kiln.ablation.results import bits_per_byte, interval, overlap, summarize
 from kiln.ablation.streams import SharedTokenizer, predicted_bytes, token_byte_lengths, write_tokenizer
 from stages.tokenize.bpe import train_tokenizer
@@ -66,23 +65,13 @@ def test_predicted_bytes_are_those_of_the_windows_targets(shared_tokenizer):
     assert text_bytes == shared_tokenizer.byte_lengths[tokens[1:predicted + 1]].sum()
 
 
-def test_copies_in_order_holds_every_repeat_once_in_an_order_of_the_ids_only():
-    ids, repeats = np.array([7, 3, 11, 5]), np.array([1, 3, 1, 2])
-    order = copies_in_order(ids, repeats, seed=1)
-    assert sorted(order.tolist()) == [3, 3, 3, 5, 5, 7, 11]
-    shuffled = copies_in_order(ids[::-1].copy(), repeats[::-1].copy(), seed=1)
-    assert order.tolist() == shuffled.tolist()
-    many = np.arange(50)
-    assert copies_in_order(many, np.ones(50, np.int64), 1).tolist() != copies_in_order(many, np.ones(50, np.int64), 2).tolist()
-
-
 def test_the_matcher_finds_ids_copies_and_near_duplicates_not_other_text():
     rng = random.Random(7)
     held = [clean_document(rng, "news", "en", "news") for _ in range(3)] + [clean_document(rng, "news", "zh", "news")]
     other = clean_document(rng, "news", "en", "news")
     words = held[0].split()
     near = " ".join(words[:-3] + ["changed", "three", "words"])
-    matcher = EvalMatcher([EvalSet("heldout", "test", held, np.array([10, 11, 12, 13]))], load_config().dedup)
+    matcher = EvalMatcher(held, np.array([10, 11, 12, 13]), load_config().dedup)
     texts = [held[1].upper() + "  ", near, held[3], other, "unrelated"]
     hits = matcher.matches(np.array([1, 2, 3, 4, 12]), texts)
     assert hits.tolist() == [True, True, True, False, True]  # case and spacing, near copy, zh copy, other, same id
@@ -96,7 +85,7 @@ def _run(arm: str, seed: int, loss: float) -> dict:
 def test_summary_pairs_seeds_against_raw_and_names_overlapping_intervals():
     from kiln.ablation.arms import Arm
 
-    arms = {name: Arm(name, name, 5, 1000, 4000, 9, 1, "sha", 1000) for name in ("raw", "clean", "dedup")}
+    arms = {name: Arm(name, name, 5, 1000, 4000, 9, 1, "sha", "sha", 1000) for name in ("raw", "clean", "dedup")}
     losses = {"raw": (3.0, 3.1, 3.2), "clean": (2.5, 2.6, 2.7), "dedup": (2.52, 2.61, 2.69)}
     results = [_run(arm, seed, loss) for arm, values in losses.items() for seed, loss in enumerate(values)]
     summary = summarize(arms, results, {"heldout": {"tokens": 100, "bytes": 100 / math.log(2)}}, {})
@@ -107,6 +96,7 @@ def test_summary_pairs_seeds_against_raw_and_names_overlapping_intervals():
     assert not rows["clean"]["delta_vs_raw"]["overlaps_raw"]
     assert overlap(rows["clean"]["heldout"], rows["dedup"]["heldout"])
     assert [n.split(":")[0] for n in summary["notes"]] == ["clean and dedup"]
+    assert "do not resolve" in summary["notes"][0]
 
 
 TINY_TRAINER = """
@@ -168,7 +158,7 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     assert "11 of 12 runs already done" in again.stderr and "training clean seed 1" in again.stderr
     assert again.stderr.count("training ") == 1
     status = cli("-m", "kiln", "status", str(data)).stdout
-    assert "3 of 3 started" in status and "summary:" in status
+    assert status.count("3 of 3") == 4 and "summary:" in status
 
 
 def _decoded(bin_path: Path, tokenizer_path: Path) -> list[str]:
@@ -184,3 +174,39 @@ def _decoded(bin_path: Path, tokenizer_path: Path) -> list[str]:
 def _shingles(text: str, k: int = 5) -> list[tuple[str, ...]]:
     tokens = dedup_tokens(text)
     return [tuple(tokens[i:i + k]) for i in range(len(tokens) - k + 1)]
+
+
+def test_an_ablation_of_other_inputs_is_refused_and_force_clears_it_but_not_the_extra_pipelines(tmp_path):
+    from common.errors import KilnError
+    from kiln.ablation.command import _open_plan
+
+    settings = load_config().ablation
+    out = tmp_path / "ablation"
+    _open_plan(out, "first", settings, force=False)
+    (out / "arms" / "raw").mkdir(parents=True)
+    (out / "pipelines" / "mine").mkdir(parents=True)
+    _open_plan(out, "first", settings, force=False)  # the same inputs resume
+    assert (out / "arms" / "raw").is_dir()
+    with pytest.raises(KilnError, match="add --force"):
+        _open_plan(out, "second", settings, force=False)
+    _open_plan(out, "second", settings, force=True)
+    assert not (out / "arms").exists() and (out / "pipelines" / "mine").is_dir()
+    assert json.loads((out / "plan.json").read_text())["seeds"] == [0, 1, 2]
+
+
+def test_ablate_without_the_trainer_environment_says_how_to_make_it(tmp_path):
+    result = cli("-m", "kiln", "ablate", "--demo", "--data-dir", str(tmp_path), "--train-python",
+                 str(tmp_path / "missing"), check=False)
+    assert result.returncode == 2 and "make train-venv" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("ablation.seeds=[0,0,1]", "each once"), ("ablation.seeds=[0,1]", "at least 3"),
+    ("ablation.arms=[clean,dedup]", "must include raw"), ("ablation.arms=[raw,mine]", "not built in"),
+    ('ablation.extra_arms={"a/b": {"stage": "clean"}}', "letters, digits"),
+])
+def test_ablation_settings_that_cannot_give_an_answer_are_refused(override, message):
+    from common.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        load_config([], [override])

@@ -24,7 +24,7 @@ from common.errors import KilnError
 from common.hashing import unit_interval
 from kiln.ablation.documents import document_index, iter_documents, read_texts
 from stages.dedup.lsh import band_keys
-from stages.dedup.minhash import EMPTY, exact_keys, shingle_hashes, signatures
+from stages.dedup.minhash import EMPTY, estimate_jaccard_rows, exact_keys, shingle_hashes, signatures
 
 HELDOUT, VALIDATION = "heldout", "validation"
 
@@ -88,37 +88,47 @@ def validation_split(mix_dir: Path) -> EvalSet:
 
 
 class EvalMatcher:
-    """Tells which documents are an evaluation document, a copy or a near-duplicate of one."""
+    """Tells which documents are an evaluation document, a copy or a near-duplicate of one.
 
-    def __init__(self, sets: list[EvalSet], cfg: DedupConfig):
+    ``texts`` are the evaluation documents as the sets hold them, plus any other form of them (their raw text
+    before cleaning), so that a copy of either form is found."""
+
+    def __init__(self, texts: list[str], ids: np.ndarray, cfg: DedupConfig):
         self.cfg = cfg
-        texts = [t for s in sets for t in s.texts]
-        self.ids = np.unique(np.concatenate([s.doc_ids for s in sets])) if sets else np.zeros(0, np.int64)
+        self.ids = np.unique(ids)
         self.exact = set(exact_keys(texts))
         self.sigs = self._signatures(texts)
         keys = band_keys(self.sigs, cfg.bands, cfg.rows)
-        self.keys = np.unique(keys[(self.sigs != EMPTY).any(axis=1)])
+        has_shingles = (self.sigs != EMPTY).any(axis=1)
+        self.docs_by_key: dict[int, list[int]] = {}
+        for row in np.nonzero(has_shingles)[0]:
+            for key in keys[row].tolist():
+                self.docs_by_key.setdefault(key, []).append(int(row))
 
     def _signatures(self, texts: list[str]) -> np.ndarray:
         hashes, offsets = shingle_hashes(texts, self.cfg.shingle_size)
         return signatures(hashes, offsets, self.cfg.num_perm, self.cfg.seed)
 
-    def matches(self, doc_ids: np.ndarray, texts: list[str]) -> np.ndarray:
-        """A boolean per document: it must not be trained on."""
-        hit = np.isin(doc_ids, self.ids)
+    def matches(self, doc_ids: np.ndarray | None, texts: list[str]) -> np.ndarray:
+        """A boolean per document: it must not be trained on. ``doc_ids`` None matches by text only (documents of
+        another pipeline run, whose ids mean other documents)."""
+        hit = np.zeros(len(texts), bool) if doc_ids is None else np.isin(doc_ids, self.ids)
         hit |= np.fromiter((key in self.exact for key in exact_keys(texts)), dtype=bool, count=len(texts))
         sigs = self._signatures(texts)
-        shares_band = np.isin(band_keys(sigs, self.cfg.bands, self.cfg.rows), self.keys).any(axis=1)
-        shares_band &= ~hit & (sigs != EMPTY).any(axis=1)
-        for row in np.nonzero(shares_band)[0]:
-            similarity = (self.sigs == sigs[row]).mean(axis=1)
-            hit[row] = similarity.max() >= self.cfg.threshold
+        pairs = [(len(self.sigs) + row, other)
+                 for row, keys in enumerate(band_keys(sigs, self.cfg.bands, self.cfg.rows).tolist())
+                 if not hit[row] and (sigs[row] != EMPTY).any()
+                 for other in {d for key in keys for d in self.docs_by_key.get(key, ())}]
+        if pairs:
+            pairs_array = np.array(pairs, dtype=np.int64)
+            similar = estimate_jaccard_rows(np.vstack([self.sigs, sigs]), pairs_array) >= self.cfg.threshold
+            hit[pairs_array[similar, 0] - len(self.sigs)] = True
         return hit
 
-    def matching_ids(self, stage_dir: Path) -> np.ndarray:
+    def matching_ids(self, stage_dir: Path, by_id: bool = True) -> np.ndarray:
         """The ids of every document of a finished stage that must not be trained on."""
         found = [np.zeros(0, np.int64)]
         for batch in iter_documents(stage_dir):
             ids = batch.column("doc_id").to_numpy(zero_copy_only=False).astype(np.int64)
-            found.append(ids[self.matches(ids, batch.column("text").to_pylist())])
+            found.append(ids[self.matches(ids if by_id else None, batch.column("text").to_pylist())])
         return np.unique(np.concatenate(found))

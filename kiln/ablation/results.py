@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from common.config import BUILT_IN_ARMS
-
 if TYPE_CHECKING:
     from kiln.ablation.arms import Arm  # arms reads stage outputs (pyarrow): kiln status does not need it
 
@@ -82,12 +80,24 @@ def summarize(arms: dict[str, Arm], results: list[dict], eval_sets: dict[str, di
     for row in rows:
         paired = [a - b for a, b in zip(row["heldout"]["per_seed"], base["heldout"]["per_seed"], strict=True)]
         row["delta_vs_raw"] = _stat(paired) | {"overlaps_raw": overlap(row["heldout"], base["heldout"])}
-    notes = [f"{a['name']} and {b['name']}: their held-out 95 % intervals overlap, so {len(a['seeds'])} seeds do "
-             f"not resolve the difference ({a['heldout']['mean']:.4f} vs {b['heldout']['mean']:.4f} bits/byte)"
-             for a, b in itertools.combinations(rows, 2) if overlap(a["heldout"], b["heldout"])]
+    notes = [_overlap_note(a, b) for a, b in itertools.combinations(rows, 2) if overlap(a["heldout"], b["heldout"])]
     return {"metric": "bits per byte on the held-out set (nats per token x predicted tokens / (ln 2 x their UTF-8 "
                       "bytes)); loss per token beside it; 95 % Student-t intervals over seeds",
             "setup": setup, "eval_sets": eval_sets, "arms": rows, "notes": notes}
+
+
+def _overlap_note(a: dict, b: dict) -> str:
+    """Two arms whose intervals overlap, said plainly; against raw, whether the paired difference is resolved."""
+    note = (f"{a['name']} and {b['name']}: their held-out 95 % intervals overlap ({a['heldout']['mean']:.4f} vs "
+            f"{b['heldout']['mean']:.4f} bits/byte)")
+    if a["name"] != BASELINE:
+        return note + ", so the seeds do not resolve the difference"
+    delta = b["delta_vs_raw"]
+    if delta["low"] > 0 or delta["high"] < 0:
+        return note + (f"; paired by seed, {b['name']} is {abs(delta['mean']):.4f} ± {delta['ci95']:.4f} bits/byte "
+                       f"{'lower' if delta['mean'] < 0 else 'higher'}: that interval excludes 0, so the paired "
+                       "difference is resolved")
+    return note + "; the paired difference's interval includes 0 too: not resolved"
 
 
 def _mean_curve(runs: list[dict], heldout: dict) -> list[dict]:
@@ -100,20 +110,19 @@ def _mean_curve(runs: list[dict], heldout: dict) -> list[dict]:
 
 
 def ablation_status(data_dir: Path) -> str | None:
-    """One line per arm of DATA_DIR/ablation: built or not, runs finished; None when there is no ablation."""
+    """One line per arm of DATA_DIR/ablation: its data (built or not) and its runs done; None without one."""
     root = Path(data_dir) / ABLATION_DIR
-    if not root.is_dir():
+    plan_path = root / "plan.json"
+    if not plan_path.is_file():
         return None
-    runs = [p.parent.name.rsplit("-seed", 1)[0] for p in sorted(root.glob(f"runs/*/{RESULT_FILE}"))]
-    started = [p.name.rsplit("-seed", 1)[0] for p in sorted(root.glob("runs/*"))]
-    lines = ["ablation arm  data                          runs done"]
-    order = list(BUILT_IN_ARMS)
-    for folder in sorted((root / "arms").glob("*"), key=lambda f: (order.index(f.name) if f.name in order else
-                                                                   len(order), f.name)):
-        arm_file = folder / ARM_FILE
-        data = "building" if not arm_file.is_file() else \
+    plan = json.loads(plan_path.read_text())
+    lines = ["ablation arm  data                                  runs done"]
+    for arm in plan["arms"]:
+        arm_file = root / "arms" / arm / ARM_FILE
+        data = "not built" if not arm_file.is_file() else \
             "{tokens:,} tokens, {documents:,} documents".format(**json.loads(arm_file.read_text()))
-        lines.append(f"  {folder.name:<12}{data:<30}{runs.count(folder.name)} of {started.count(folder.name)} started")
+        done = sum((root / "runs" / f"{arm}-seed{seed}" / RESULT_FILE).is_file() for seed in plan["seeds"])
+        lines.append(f"  {arm:<12}{data:<38}{done} of {len(plan['seeds'])}")
     lines.append(f"  summary: {root / SUMMARY_FILE}" if (root / SUMMARY_FILE).is_file() else
                  "  no summary yet: rerun `make ablation` to resume")
     return "\n".join(lines)

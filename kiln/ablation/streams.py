@@ -3,13 +3,14 @@ and the UTF-8 bytes behind every token (bits per byte need them)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Tokenizer
 
-from common.files import atomic_write_json, file_sha256, sampled_sha256
+from common.files import atomic_write_bytes, atomic_write_json, file_sha256, sampled_sha256
 from common.tokenizer import check_fits_uint16, largest_id, load_tokenizer, special_ids
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE
 from stages.tokenize.encoders import HFEncoder, TiktokenEncoder, byte_of_symbol, choose_encoder, make_encoder
@@ -68,9 +69,9 @@ def token_byte_lengths(tokenizer: Tokenizer) -> np.ndarray:
 
 
 def write_tokenizer(path: Path, tokenizer: Tokenizer) -> None:
-    """Save a freshly trained tokenizer, refused if an id would not fit uint16."""
+    """Save a freshly trained tokenizer (atomically), refused if an id would not fit uint16."""
     check_fits_uint16(tokenizer, str(path))
-    path.write_text(tokenizer.to_str(), encoding="utf-8")
+    atomic_write_bytes(path, tokenizer.to_str().encode("utf-8"))
 
 
 def write_split(folder: Path, split: str, tokens: np.ndarray, lengths: np.ndarray, shared: SharedTokenizer,
@@ -89,7 +90,8 @@ def write_split(folder: Path, split: str, tokens: np.ndarray, lengths: np.ndarra
                            for n in names}}
     meta = {"format": META_FORMAT, "dtype": TOKEN_DTYPE, "vocab_size": shared.vocab_size, "eos_id": shared.eos,
             "pad_id": special_ids(shared.tokenizer)[1], "seq_len": seq_len,
-            "tokenizer": {"file": str(shared.path.resolve()), "sha256": file_sha256(shared.path)},
+            "tokenizer": {"file": os.path.relpath(shared.path.resolve(), folder.resolve()),
+                          "sha256": file_sha256(shared.path)},
             "splits": {split: entry}}
     atomic_write_json(folder / META_NAME, meta)
     return entry
