@@ -20,7 +20,7 @@ from kiln.ablation.results import bits_per_byte, interval, overlap, summarize
 from kiln.ablation.streams import SharedTokenizer, predicted_bytes, token_byte_lengths, write_tokenizer
 from stages.tokenize.bpe import train_tokenizer
 from tests.conftest import REPO, cli
-from tests.test_pipeline_demo import DEMO_DOCS, shared_demo_run
+from tests.test_pipeline_demo import shared_demo_run
 
 TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
 MIXED = ["The committee met on Tuesday to discuss the budget for 2025.", "北京是中国的首都，也是政治和文化中心。",
@@ -115,7 +115,9 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     data = tmp / "data"
     shutil.copytree(shared, data)
     (tmp / "tiny.yaml").write_text(TINY_TRAINER)
-    command = ["-m", "kiln", "ablate", "--demo", "--demo-docs", str(DEMO_DOCS), "--data-dir", str(data),
+    # the shared run's own input and settings, so that the copy's stages resume instead of running again
+    command = ["-m", "kiln", "ablate", "--input", str(shared / "demo" / "corpus"), "--config", "configs/demo.yaml",
+               "--data-dir", str(data),
                "--set", "ray.num_cpus=2", "--set", f"ablation.train_config={tmp / 'tiny.yaml'}",
                "--set", "ablation.tokens_per_run=1536", "--set", "ablation.heldout_documents=30",
                "--set", "ablation.eval_points=3", "--set", "ablation.jobs=2",
@@ -130,12 +132,13 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     tokenizer_sha = {json.loads((root / "arms" / a / "meta.json").read_text())["tokenizer"]["sha256"]
                      for a in ("raw", "clean", "dedup", "full")}
     assert len(tokenizer_sha) == 1
-    runs = [json.loads(p.read_text()) for p in sorted(root.glob("runs/*/result.json"))]
-    assert len(runs) == 12
-    assert {(r["steps"], tuple(o for o in r["overrides"] if not o.startswith("train.seed"))) for r in runs} == \
-        {(6, tuple(summary["setup"]["overrides"]))}
-    assert {r["arm"]: sorted(x["seed"] for x in runs if x["arm"] == r["arm"]) for r in runs} == \
-        dict.fromkeys(("raw", "clean", "dedup", "full"), [0, 1, 2])
+    configs = {p.parent.name: json.loads(p.read_text())["config"] for p in sorted(root.glob("runs/*/run.json"))}
+    assert len(configs) == 12  # what each trainer ran: one model, optimizer, schedule and step count
+    seeds = {name: configs[name]["train"].pop("seed") for name in configs}
+    assert all(config == configs["raw-seed0"] for config in configs.values())
+    assert configs["raw-seed0"]["train"]["steps"] == 6 and configs["raw-seed0"]["model"]["vocab_size"] == 8192
+    assert {arm: sorted(seeds[f"{arm}-seed{s}"] for s in (0, 1, 2)) for arm in ("raw", "clean", "dedup", "full")} \
+        == dict.fromkeys(("raw", "clean", "dedup", "full"), [0, 1, 2])
     assert all(row["tokens"] >= 1537 for row in summary["arms"])
     assert all(0 <= row["multiple_choice_accuracy"]["mean"] <= 1 for row in summary["arms"])
     assert all(row["validation"]["mean"] > 0 for row in summary["arms"])
