@@ -394,7 +394,7 @@ class AblationConfig(Section):
     heldout_path: str | None = None
     mc_path: str | None = None
     eval_points: int = Field(default=5, ge=1)
-    jobs: int = Field(default=1, ge=1)
+    jobs: int = Field(default=2, ge=1)
     seed: int = 1234
 
     @model_validator(mode="after")
