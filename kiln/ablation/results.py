@@ -124,7 +124,7 @@ def ablation_status(data_dir: Path) -> str | None:
         done = sum((root / "runs" / f"{arm}-seed{seed}" / RESULT_FILE).is_file() for seed in plan["seeds"])
         lines.append(f"  {arm:<12}{data:<38}{done} of {len(plan['seeds'])}")
     lines.append(f"  summary: {root / SUMMARY_FILE}" if (root / SUMMARY_FILE).is_file() else
-                 "  no summary yet: rerun `make ablation` to resume")
+                 "  no summary yet: the ablation is running, or was stopped (`make ablation` resumes it)")
     return "\n".join(lines)
 
 

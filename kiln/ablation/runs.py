@@ -140,9 +140,8 @@ def run_all(plans: list[RunPlan], python: Path, train_config: Path, jobs: int,
     finished = sum(read_result(p) is not None for p in plans)
     if finished:
         say(f"{finished} of {total} runs already done: reusing their results")
-    started = time.perf_counter()
     lock = threading.Lock()
-    done = [finished]
+    seconds: list[float] = []  # of the runs trained here
 
     def one(plan: RunPlan) -> dict:
         fresh = read_result(plan) is None
@@ -151,11 +150,11 @@ def run_all(plans: list[RunPlan], python: Path, train_config: Path, jobs: int,
         result = run_one(plan, python, train_config)
         if fresh:
             with lock:
-                done[0] += 1
-                count, left = done[0], total - done[0]
-            pace = (time.perf_counter() - started) / (count - finished)
+                seconds.append(result["seconds"])
+                count, left, mean = finished + len(seconds), total - finished - len(seconds), sum(seconds) / len(seconds)
             say(f"[{count}/{total}] {plan.label}: held-out loss {result['heldout_loss']:.4f} after "
-                f"{result['steps']} steps in {result['seconds']:.0f} s" + (f"; about {pace * left:.0f} s left" if left else ""))
+                f"{result['steps']} steps in {result['seconds']:.0f} s"
+                + (f"; about {mean * left / min(jobs, left):.0f} s left" if left else ""))
         return result
 
     pool = ThreadPoolExecutor(max_workers=jobs)
