@@ -23,7 +23,7 @@ from tests.conftest import REPO, cli
 from tests.test_pipeline_demo import shared_demo_run
 
 TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
-ARMS = ("raw", "clean", "dedup", "full")
+ARMS = ("raw", "full", "no_line_filters")  # the ingest source, the mix's repeats, a pipeline rerun with overrides
 MIXED = ["The committee met on Tuesday to discuss the budget for 2025.", "北京是中国的首都，也是政治和文化中心。",
          "def f(x):\n    return x ** 2  # 平方", "Ünïcödé café naïve — “quotes” and emoji 🎉"]
 
@@ -121,14 +121,14 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
                "--data-dir", str(data),
                "--set", "ray.num_cpus=2", "--set", f"ablation.train_config={tmp / 'tiny.yaml'}",
                "--set", "ablation.tokens_per_run=1536", "--set", "ablation.heldout_documents=30",
-               "--set", "ablation.eval_points=3", "--set", "ablation.jobs=2",
+               "--set", "ablation.eval_points=3", "--set", "ablation.jobs=2", "--set", "ablation.arms=[raw,full]",
                "--set", f"ablation.mc_path={REPO / 'stages' / 'eval' / 'samples'}",
                "--set", 'ablation.extra_arms={"no_line_filters": {"stage": "clean", '
                         '"set": ["clean.line_filters.enabled=false"]}}']
     first = cli(*command, timeout=600)
     root = data / "ablation"
     summary = json.loads((root / "summary.json").read_text())
-    assert [row["name"] for row in summary["arms"]] == [*ARMS, "no_line_filters"]
+    assert [row["name"] for row in summary["arms"]] == list(ARMS)
     pipeline = root / "pipelines" / "no_line_filters"
     assert json.loads((pipeline / "clean" / "_manifest.json").read_text())["config"]["line_filters"]["enabled"] is False
     assert not (pipeline / "dedup").exists()  # the extra arm's pipeline stops at its stage
@@ -136,15 +136,14 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
 
     # the same tokenizer, steps, tokens and seeds in every arm
     tokenizer_sha = {json.loads((root / "arms" / a / "meta.json").read_text())["tokenizer"]["sha256"]
-                     for a in (*ARMS, "no_line_filters")}
+                     for a in ARMS}
     assert len(tokenizer_sha) == 1
     configs = {p.parent.name: json.loads(p.read_text())["config"] for p in sorted(root.glob("runs/*/run.json"))}
-    assert len(configs) == 15  # what each trainer ran: one model, optimizer, schedule and step count
+    assert len(configs) == 9  # what each trainer ran: one model, optimizer, schedule and step count
     seeds = {name: configs[name]["train"].pop("seed") for name in configs}
     assert all(config == configs["raw-seed0"] for config in configs.values())
     assert configs["raw-seed0"]["train"]["steps"] == 6 and configs["raw-seed0"]["model"]["vocab_size"] == 8192
-    assert {arm: sorted(seeds[f"{arm}-seed{s}"] for s in (0, 1, 2)) for arm in (*ARMS, "no_line_filters")} \
-        == dict.fromkeys((*ARMS, "no_line_filters"), [0, 1, 2])
+    assert {arm: sorted(seeds[f"{arm}-seed{s}"] for s in (0, 1, 2)) for arm in ARMS} == dict.fromkeys(ARMS, [0, 1, 2])
     assert all(row["tokens"] >= 1537 for row in summary["arms"])
     assert all(0 <= row["multiple_choice_accuracy"]["mean"] <= 1 for row in summary["arms"])
     assert all(row["validation"]["mean"] > 0 for row in summary["arms"])
@@ -154,7 +153,7 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     validation = _decoded(root / "eval" / "validation" / "validation.bin", root / "tokenizer.json")
     evaluation = [set(_shingles(t)) for t in heldout + validation]
     cfg = load_config().dedup
-    for arm in (*ARMS, "no_line_filters"):
+    for arm in ARMS:
         for text in _decoded(root / "arms" / arm / "train.bin", root / "tokenizer.json"):
             shingles = set(_shingles(text))
             assert not any(len(shingles & e) / max(1, len(shingles | e)) >= cfg.threshold for e in evaluation), arm
@@ -162,12 +161,12 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     assert raw["removed_as_evaluation"] > len(heldout) + len(validation) - 5  # copies and near copies went too
 
     # a rerun trains nothing again; a lost result is redone alone
-    (root / "runs" / "clean-seed1" / "result.json").unlink()
+    (root / "runs" / "full-seed1" / "result.json").unlink()
     again = cli(*command, timeout=600)
-    assert "14 of 15 runs already done" in again.stderr and "training clean seed 1" in again.stderr
+    assert "8 of 9 runs already done" in again.stderr and "training full seed 1" in again.stderr
     assert again.stderr.count("training ") == 1
     status = cli("-m", "kiln", "status", str(data)).stdout
-    assert status.count("3 of 3") == 5 and "summary:" in status
+    assert status.count("3 of 3") == 3 and "summary:" in status
 
 
 def _decoded(bin_path: Path, tokenizer_path: Path) -> list[str]:
