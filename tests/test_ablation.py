@@ -23,7 +23,7 @@ from tests.conftest import REPO, cli
 from tests.test_pipeline_demo import shared_demo_run
 
 TRAIN_PYTHON = REPO / ".venv-train" / "bin" / "python"
-ARMS = ("raw", "full", "no_line_filters")  # the ingest source, the mix's repeats, a pipeline rerun with overrides
+ARMS = ("raw", "full")  # the ingest source and the mix's training split with its repeats
 MIXED = ["The committee met on Tuesday to discuss the budget for 2025.", "北京是中国的首都，也是政治和文化中心。",
          "def f(x):\n    return x ** 2  # 平方", "Ünïcödé café naïve — “quotes” and emoji 🎉"]
 
@@ -122,16 +122,11 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
                "--set", "ray.num_cpus=2", "--set", f"ablation.train_config={tmp / 'tiny.yaml'}",
                "--set", "ablation.tokens_per_run=1536", "--set", "ablation.heldout_documents=30",
                "--set", "ablation.eval_points=3", "--set", "ablation.jobs=2", "--set", "ablation.arms=[raw,full]",
-               "--set", f"ablation.mc_path={REPO / 'stages' / 'eval' / 'samples'}",
-               "--set", 'ablation.extra_arms={"no_line_filters": {"stage": "clean", '
-                        '"set": ["clean.line_filters.enabled=false"]}}']
+               "--set", f"ablation.mc_path={REPO / 'stages' / 'eval' / 'samples'}"]
     first = cli(*command, timeout=600)
     root = data / "ablation"
     summary = json.loads((root / "summary.json").read_text())
     assert [row["name"] for row in summary["arms"]] == list(ARMS)
-    pipeline = root / "pipelines" / "no_line_filters"
-    assert json.loads((pipeline / "clean" / "_manifest.json").read_text())["config"]["line_filters"]["enabled"] is False
-    assert not (pipeline / "dedup").exists()  # the extra arm's pipeline stops at its stage
     assert "held-out bits/byte" in first.stdout and (data / "report" / "ablation-curves.png").is_file()
 
     # the same tokenizer, steps, tokens and seeds in every arm
@@ -139,7 +134,7 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
                      for a in ARMS}
     assert len(tokenizer_sha) == 1
     configs = {p.parent.name: json.loads(p.read_text())["config"] for p in sorted(root.glob("runs/*/run.json"))}
-    assert len(configs) == 9  # what each trainer ran: one model, optimizer, schedule and step count
+    assert len(configs) == 6  # what each trainer ran: one model, optimizer, schedule and step count
     seeds = {name: configs[name]["train"].pop("seed") for name in configs}
     assert all(config == configs["raw-seed0"] for config in configs.values())
     assert configs["raw-seed0"]["train"]["steps"] == 6 and configs["raw-seed0"]["model"]["vocab_size"] == 8192
@@ -163,10 +158,10 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
     # a rerun trains nothing again; a lost result is redone alone
     (root / "runs" / "full-seed1" / "result.json").unlink()
     again = cli(*command, timeout=600)
-    assert "8 of 9 runs already done" in again.stderr and "training full seed 1" in again.stderr
+    assert "5 of 6 runs already done" in again.stderr and "training full seed 1" in again.stderr
     assert again.stderr.count("training ") == 1
     status = cli("-m", "kiln", "status", str(data)).stdout
-    assert status.count("3 of 3") == 3 and "summary:" in status
+    assert status.count("3 of 3") == 2 and "summary:" in status
 
 
 def _decoded(bin_path: Path, tokenizer_path: Path) -> list[str]:
@@ -218,3 +213,31 @@ def test_ablation_settings_that_cannot_give_an_answer_are_refused(override, mess
 
     with pytest.raises(ConfigError, match=message):
         load_config([], [override])
+
+
+@pytest.mark.slow
+def test_an_extra_arm_reruns_the_pipeline_with_its_overrides_up_to_its_stage(tmp_path_factory, ray_local):
+    from argparse import Namespace
+
+    from common.config import CONFIG_DIR
+    from kiln.ablation.command import _sources
+
+    shared, _ = shared_demo_run(tmp_path_factory)
+    data = tmp_path_factory.mktemp("extra-arm") / "data"
+    configs = [CONFIG_DIR / "demo.yaml"]
+    overrides = [f"ingest.input={json.dumps([str(shared / 'demo' / 'corpus')])}", "ray.num_cpus=2",
+                 'ablation.extra_arms={"no_line_filters": {"stage": "clean", '
+                 '"set": ["clean.line_filters.enabled=false"]}}']
+    cfg = load_config(configs, overrides)
+    sources = _sources(cfg, data, data / "ablation", lambda extra: load_config(configs, [*overrides, *extra]),
+                       Namespace(force=False, verbose=False))
+    assert [(s.name, s.stage_dir.name, s.split) for s in sources] == [
+        ("raw", "ingest", "all"), ("clean", "clean", "all"), ("dedup", "dedup", "all"), ("full", "mix", "train"),
+        ("no_line_filters", "clean", "all")]
+    pipeline = data / "ablation" / "pipelines" / "no_line_filters"
+    manifest = json.loads((pipeline / "clean" / "_manifest.json").read_text())
+    assert manifest["config"]["line_filters"]["enabled"] is False
+    removed = json.loads((shared / "clean" / "_manifest.json").read_text())["outputs"]["_removed_lines"]
+    assert sum(f["rows"] for f in removed) > 0  # the default run removes lines; this one, on the same input, none
+    assert sum(f["rows"] for f in manifest["outputs"].get("_removed_lines", [])) == 0
+    assert not (pipeline / "dedup").exists()  # the extra arm's pipeline stops at its stage
