@@ -203,6 +203,17 @@ def test_ablate_without_the_trainer_environment_says_how_to_make_it(tmp_path):
     assert result.returncode == 2 and "make train-venv" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_bad_trainer_config_or_held_out_file_stops_the_ablation_before_the_pipeline_runs(tmp_path):
+    (tmp_path / "bad.yaml").write_text("model: {d_model: -1}\n")
+    bad_config = cli("-m", "kiln", "ablate", "--demo", "--data-dir", str(tmp_path / "data"), "--set",
+                     f"ablation.train_config={tmp_path / 'bad.yaml'}", check=False)
+    assert bad_config.returncode == 2 and "model.d_model" in bad_config.stderr and "Traceback" not in bad_config.stderr
+    no_file = cli("-m", "kiln", "ablate", "--demo", "--data-dir", str(tmp_path / "data"), "--set",
+                  f"ablation.heldout_path={tmp_path / 'missing.jsonl'}", check=False)
+    assert no_file.returncode == 2 and "is not a file" in no_file.stderr
+    assert not (tmp_path / "data").exists()  # nothing ran
+
+
 @pytest.mark.parametrize(("override", "message"), [
     ("ablation.seeds=[0,0,1]", "each once"), ("ablation.seeds=[0,1]", "at least 3"),
     ("ablation.arms=[clean,dedup]", "must include raw"), ("ablation.arms=[raw,mine]", "not built in"),

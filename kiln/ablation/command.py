@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common.config import BUILT_IN_ARMS, REPO_ROOT, AblationConfig, KilnConfig, fingerprint
+from common.config import BUILT_IN_ARMS, REPO_ROOT, AblationConfig, KilnConfig, fingerprint, load_config
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.hashing import unit_interval
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.train_python).is_file():
         raise KilnError(f"{args.train_python}: no trainer environment; create it with `make train-venv` (or pass "
                         "--train-python)")
+    check_inputs(load_config(list(args.config), list(args.overrides)).ablation)  # before the pipeline runs
     return pipeline.run(args, then=lambda cfg, data_dir, reload: ablate(cfg, data_dir, reload, args))
 
 
