@@ -24,10 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from common.categories import CATEGORIES
-from common.config import CategoryClassifierConfig, fingerprint
+from common.config import REPO_ROOT, CategoryClassifierConfig, fingerprint
 from common.errors import KilnError
-from common.files import atomic_write_bytes, atomic_write_json
-from common.manifest import code_version
+from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from demo.realtext.build import DEVSETS, Reader
 from demo.realtext.sources import SourceSet, fetch
 from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES, check_disjoint
@@ -36,6 +35,8 @@ from stages.mix.classifier import DEFAULT_MODEL_REPORT, MODEL_NAME, fasttext_tex
 HELD_OUT_PER_CELL = 150
 """Most held-out documents per (language, category): the manuals of the development sets would outweigh the rest."""
 DEFAULT_MIN_ACCURACY = 0.85
+# the code that cuts documents from the packages: a change to it invalidates the documents an earlier build kept
+READER_CODE = (*sorted((REPO_ROOT / "demo" / "realtext").glob("*.py")), REPO_ROOT / "kiln" / "category_sources.py")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def read_examples(sources: SourceSet, readers: dict[str, tuple[int, Reader]], ca
     readers and their code, so that a rebuild does not cut them again."""
     with fetch(cache, sources) as fetched:
         key = fingerprint({"files": fetched.files, "readers": {k: limit for k, (limit, _) in readers.items()},
-                           "code": code_version("demo", "kiln")})[:16]
+                           "code": [file_sha256(path) for path in READER_CODE]})[:16]
         saved = cache / sources.name / f"examples-{key}.json.gz"
         if saved.is_file():
             examples = [Example(**row) for row in json.loads(gzip.decompress(saved.read_bytes()))]

@@ -224,7 +224,7 @@ def _add_data_commands(sub: argparse._SubParsersAction) -> None:
                        "(make ablation)"}
     try:
         from kiln import pipeline
-        from kiln.ablation import command as ablation
+        from kiln.ablation import arguments as ablation
     except ModuleNotFoundError as err:
         if err.name not in ("pyarrow", "ray"):
             raise
@@ -239,7 +239,13 @@ def _add_data_commands(sub: argparse._SubParsersAction) -> None:
     run.set_defaults(func=pipeline.run)
     ablate = sub.add_parser("ablate", help=helps["ablate"])
     ablation.add_arguments(ablate)
-    ablate.set_defaults(func=ablation.run)
+    ablate.set_defaults(func=_cmd_ablate)
+
+
+def _cmd_ablate(args: argparse.Namespace) -> int:
+    from kiln.ablation.command import run  # the data stages and the trainer's config: not in a stage's image
+
+    return run(args)
 
 
 def _needs_data_env(command: str, module: str) -> int:
