@@ -252,6 +252,15 @@ def test_an_extra_arm_reruns_the_pipeline_with_its_overrides_up_to_its_stage(tmp
     assert sum(f["rows"] for f in manifest["outputs"].get("_removed_lines", [])) == 0
     assert not (pipeline / "dedup").exists()  # the extra arm's pipeline stops at its stage
 
+    # its documents are kept out of training by text: its ids need not mean this run's documents
+    from kiln.ablation.command import _exclusions
+    from kiln.ablation.evalsets import pipeline_heldout
+
+    held = pipeline_heldout(shared / "dedup", np.zeros(0, np.int64), 20, seed=3)
+    excluded = _exclusions(cfg, shared, [held], sources, data / "ablation")
+    assert set(held.doc_ids.tolist()) <= set(excluded["raw"].tolist())
+    assert excluded["no_line_filters"].size >= 20  # each held-out document is in its clean output too
+
 
 def test_a_run_is_reused_only_with_the_settings_it_was_trained_with(tmp_path):
     from dataclasses import replace

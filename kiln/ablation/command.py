@@ -219,8 +219,8 @@ def _exclusions(cfg: KilnConfig, data_dir: Path, sets: list[EvalSet], sources: l
         if source.name in BUILT_IN_ARMS:
             excluded[source.name] = main
             continue
-        root = source.stage_dir.parent
-        dirs = sorted({root / "ingest", root / "clean", source.stage_dir} & {d for d in root.iterdir()})
+        dirs = [d for d in ("ingest", "clean") if (source.stage_dir.parent / d).is_dir()]  # the raw and clean forms
+        dirs = sorted({*(source.stage_dir.parent / d for d in dirs), source.stage_dir})
         cache = out / EVAL_DIR / f"excluded_ids-{source.name}-{manifest_sha256(source.stage_dir)[:16]}.npy"
         excluded[source.name] = _excluded_ids(matcher, dirs, False, cache)
     return excluded
