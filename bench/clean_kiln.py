@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 from measure import timed, worker_args, write_result
 
-from common.config import CleanConfig, load_config
+from common.config import load_config
+from stages.clean.config import CleanConfig
 from stages.clean.lid import decide_languages
 from stages.clean.lines import filter_lines
 from stages.clean.repair import repair

@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 from measure import worker_args, write_result
 
-from common.config import DedupConfig, load_config
+from common.config import load_config
 from common.schema import DOC_ID_STRIDE
+from stages.dedup.config import DedupConfig
 from stages.dedup.minhash import EMPTY
 from stages.dedup.stage import LSH_DIR, NODE_DIR, SIGNATURE_DIR, write_signature_outputs
 

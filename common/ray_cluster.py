@@ -5,9 +5,38 @@ from __future__ import annotations
 import logging
 import os
 
-from common.config import RayConfig
+from pydantic import Field
+
+from common.config_loader import Section
 
 log = logging.getLogger("kiln.ray")
+
+
+class RayConfig(Section):
+    """The Ray cluster the data stages run on: a private local Ray by default, or a cluster's address."""
+
+    address: str | None = None
+    """Ray cluster to use; null means the RAY_ADDRESS environment variable, and if that is unset too, a local Ray
+    started for the run (no dashboard)."""
+    num_cpus: int | None = Field(default=None, ge=1)
+    """CPUs of the local Ray; null means every CPU of the machine."""
+    object_store_memory_mb: int | None = Field(default=None, ge=64)
+    """Object store size of the local Ray in MiB; null lets Ray choose."""
+    stage_resources: dict[str, str] = Field(default_factory=lambda: {"clean": "clean"})
+    """Stage -> a custom resource each of its work units asks for (one unit per task) where the cluster has it: the
+    worker group that declares it (e.g. KubeRay's clean group, resources {clean: "4"}) then runs that stage. A
+    local Ray declares every resource named here, one per CPU; on a cluster that declares none of them (a plain
+    `ray start`) every stage runs on any node."""
+    scale_on_demand: bool = False
+    """Ask for a stage's resource even while no node declares it: true on a cluster whose autoscaler starts the
+    nodes that declare it when tasks ask (KubeRay's clean group, scaling from 0)."""
+    unschedulable_timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds the tasks of a stage may wait while no node of the cluster could ever run them (none declares the CPU
+    or resource they ask for) before the stage fails naming what is missing. An autoscaling cluster needs long
+    enough to start a node."""
+    task_retries: int = Field(default=3, ge=0)
+    """Times Ray reruns a task whose worker or node died (OOM kill, preemption, a lost node); a task that raises is
+    not retried. Every task writes through temporary files and renames, so a rerun gives the same bytes."""
 
 
 def _address(cfg: RayConfig) -> str | None:

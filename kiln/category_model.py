@@ -24,13 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from common.categories import CATEGORIES
-from common.config import REPO_ROOT, CategoryClassifierConfig, fingerprint
+from common.config_loader import REPO_ROOT, fingerprint
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from demo.realtext.build import DEVSETS, Reader
 from demo.realtext.sources import SourceSet, fetch
 from kiln.category_sources import HELD_OUT, HELD_OUT_READERS, SEED, SEED_READERS, SOURCE_NOTES, check_disjoint
 from stages.mix.classifier import DEFAULT_MODEL_REPORT, MODEL_NAME, fasttext_text, fit_model, predict
+from stages.mix.config import CategoryClassifierConfig
 
 HELD_OUT_PER_CELL = 150
 """Most held-out documents per (language, category): the manuals of the development sets would outweigh the rest."""

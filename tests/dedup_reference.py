@@ -13,7 +13,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from common.config import DedupConfig
+from stages.dedup.config import DedupConfig
 from stages.dedup.lsh import band_keys, star_edges
 from stages.dedup.minhash import EMPTY
 from stages.dedup.shuffle import read_partition

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from common.config import LineFilterConfig
+from stages.clean.config import LineFilterConfig
 from stages.clean.lines import words
 from stages.clean.repeated_lines import MAX_REPEATED_SHARE
 

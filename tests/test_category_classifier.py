@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from common.config import CategoryClassifierConfig
 from common.errors import KilnError
 from common.manifest import require_manifest
 from common.shards import read_shard
@@ -24,6 +23,7 @@ from stages.mix.classifier import (
     read_labelled_sample,
     train_classifier,
 )
+from stages.mix.config import CategoryClassifierConfig
 from stages.mix.fasttext_train import train_supervised
 from tests.conftest import cli, run_in_process
 from tests.test_resume_stages import assert_same_output

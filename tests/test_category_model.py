@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from common.categories import CATEGORIES
-from common.config import CategoryClassifierConfig
 from common.errors import KilnError
 from kiln.category_model import choose_threshold, measure
 from stages.mix.classifier import (
@@ -23,6 +22,7 @@ from stages.mix.classifier import (
     load_report,
     use_default_model,
 )
+from stages.mix.config import CategoryClassifierConfig
 from tests.conftest import cli
 
 
@@ -90,7 +90,7 @@ def test_without_labels_or_a_default_model_mix_says_how_to_build_one(tmp_path: P
 
 @pytest.mark.slow
 def test_the_default_model_is_built_from_its_seed_set_and_measured_on_disjoint_packages(tmp_path: Path):
-    """`kiln category-model` as the README gives it: the goal is not reached, and the build says so with the best
+    """`kiln category-model` as docs/data-stages.md gives it: the goal is not reached, and the build says so with the best
     it can do; at a lower accuracy it writes the model, and mix takes it up."""
     _default_model(tmp_path / "strict", threshold=0.5)  # an earlier build's: not to be paired with a new model
     refused = cli("-m", "kiln", "category-model", "--out", str(tmp_path / "strict"), timeout=900, check=False)

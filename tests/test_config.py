@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from common.config import DEFAULT_CONFIG, KilnConfig, Section, fingerprint, load_config
+from common.config import DEFAULT_CONFIG, KilnConfig, load_config
+from common.config_loader import Section, fingerprint
 from common.errors import ConfigError
 
 

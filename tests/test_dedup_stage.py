@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from common.config import DedupConfig
 from common.manifest import require_manifest
 from common.schema import DOC_ID_STRIDE
 from common.shards import read_shard
 from demo.truth import load_truth
-from kiln.cli import read_kept_texts
+from kiln.commands.eval_truth import read_kept_texts
+from stages.dedup.config import DedupConfig
 from stages.dedup.minhash import EMPTY, exact_key
 from stages.dedup.shuffle import partition_dir
 from stages.dedup.stage import (

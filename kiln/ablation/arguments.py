@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from common.config import REPO_ROOT
+from common.config_loader import REPO_ROOT
 from kiln import pipeline
 
 DEFAULT_TRAIN_PYTHON = REPO_ROOT / ".venv-train" / "bin" / "python"

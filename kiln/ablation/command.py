@@ -16,13 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from common.config import BUILT_IN_ARMS, REPO_ROOT, AblationConfig, KilnConfig, fingerprint, load_config
+from common.config import KilnConfig, load_config
+from common.config_loader import REPO_ROOT, fingerprint
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.hashing import unit_interval
 from common.manifest import manifest_sha256
 from kiln import pipeline
 from kiln.ablation.arms import TRAIN_SPLIT, Arm, ArmSource, build_arm
+from kiln.ablation.config import BUILT_IN_ARMS, AblationConfig
 from kiln.ablation.documents import document_index, read_texts
 from kiln.ablation.evalsets import (
     HELDOUT,

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from common.config import DedupConfig
 from common.errors import KilnError
 from common.hashing import unit_interval
 from kiln.ablation.documents import document_index, iter_documents, read_texts
+from stages.dedup.config import DedupConfig
 from stages.dedup.lsh import band_keys
 from stages.dedup.minhash import EMPTY, estimate_jaccard_rows, exact_keys, shingle_hashes, signatures
 

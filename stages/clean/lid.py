@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from common.config import LidConfig
 from common.errors import ConfigError, KilnError
 from stages.clean import batch_text as bt
 from stages.clean.batch_text import IDENTIFIER_CHARS, BatchText
+from stages.clean.config import LidConfig
 from stages.clean.scripts import BatchScripts, known_script
 
 HAN_LABELS = ("zh", "wuu", "yue", "gan", "ja")

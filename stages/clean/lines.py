@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from common.config import LineFilterConfig
+from stages.clean.config import LineFilterConfig
 from stages.clean.spam import SpamMatcher, SpamScan, text_hits
 from stages.clean.textsets import HAN_RE
 

@@ -18,9 +18,9 @@ import re
 
 import numpy as np
 
-from common.config import LineFilterConfig
 from common.hashing import mix64
 from stages.clean.batch_text import BatchText
+from stages.clean.config import LineFilterConfig
 from stages.clean.lines import words
 
 _GROUP_MIX = np.uint64(0x9E3779B97F4A7C15)

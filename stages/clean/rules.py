@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from common.config import RuleConfig
+from stages.clean.config import RuleConfig
 
 ANY_LANGUAGE = "*"
 

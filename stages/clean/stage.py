@@ -9,13 +9,13 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 
-from common.config import CleanConfig
 from common.histograms import signal_histograms
 from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
 from stages.clean.batch_text import BatchText
+from stages.clean.config import CleanConfig
 from stages.clean.lid import decide_languages
 from stages.clean.lines import filter_lines, without_lines
 from stages.clean.repair import repair

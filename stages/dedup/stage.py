@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from common.config import DedupConfig, KilnConfig
+from common.config import KilnConfig
 from common.errors import KilnError
 from common.faults import fault_point
 from common.files import atomic_write_json
@@ -40,6 +40,7 @@ from common.runner import (
 )
 from common.shards import ShardInfo, iter_batches, read_shard
 from stages.dedup.components import star_labels
+from stages.dedup.config import DedupConfig
 from stages.dedup.graph import (
     EDGE_COLUMNS,
     connected_components,

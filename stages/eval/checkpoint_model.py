@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from common.config import validate
+from common.config_loader import validate
 from common.errors import ConfigError
 from stages.eval.errors import EvalError
 from stages.train.checkpoint import NAMES, STATE_FILE, checkpoint_dir, load_checkpoint

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from common.config import FieldMap, KilnConfig
+from common.config import KilnConfig
 from common.schema import DOC_SCHEMA
+from stages.ingest.config import FieldMap
 from stages.ingest.plan import plan_units, resolve_inputs
 from stages.ingest.readers import RawRecord, read_unit
 from stages.ingest.records import DocumentBuilder

@@ -11,10 +11,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from common.config import IngestConfig, KilnConfig
+from common.config import KilnConfig
 from common.errors import KilnError, UnreadableFileError
 from common.files import file_sha256, sampled_sha256
 from common.runner import Plan, WorkUnit
+from stages.ingest.config import IngestConfig
 
 log = logging.getLogger("kiln.ingest")
 

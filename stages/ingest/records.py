@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from common.categories import CATEGORIES, UNKNOWN_CATEGORY
-from common.config import FieldMap, IngestConfig
 from common.schema import DOC_SCHEMA, category_array, doc_id
+from stages.ingest.config import FieldMap, IngestConfig
 from stages.ingest.readers import RawRecord
 from stages.ingest.url_rules import UrlCategories
 

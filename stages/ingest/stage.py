@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from common.config import FieldMap
 from common.errors import UnreadableFileError
 from common.runner import MapStage, UnitContext, WorkUnit
 from common.schema import DOC_SCHEMA
+from stages.ingest.config import FieldMap
 from stages.ingest.plan import plan
 from stages.ingest.readers import BadRecord, RawRecord, read_unit
 from stages.ingest.records import DocumentBuilder

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from common.categories import UNKNOWN_CATEGORY
-from common.config import IngestConfig
+from stages.ingest.config import IngestConfig
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from common.categories import CATEGORIES, UNKNOWN_CATEGORY
-from common.config import CategoryClassifierConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json
 from common.hashing import unit_interval
+from stages.mix.config import CategoryClassifierConfig
 from stages.mix.fasttext_train import train_supervised
 
 if TYPE_CHECKING:

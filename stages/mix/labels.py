@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from common.config import CategoryClassifierConfig
 from common.files import atomic_write_bytes
 from common.shards import ShardInfo, iter_batches
 from stages.mix.classifier import MODEL_NAME, categorize, load_report
+from stages.mix.config import CategoryClassifierConfig
 
 LABEL_DIR = "labels"
 

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from common.categories import default_model_dir, held_out_summary
-from common.config import KilnConfig, MixConfig
+from common.config import KilnConfig
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.hashing import unit_interval
@@ -50,6 +50,7 @@ from stages.mix.classifier import (
     train_classifier,
     use_default_model,
 )
+from stages.mix.config import MixConfig
 from stages.mix.labels import label_task, labelled_batches
 from stages.mix.plan import MixPlan, make_plan, repeats
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from common.config import KilnConfig, TokenizeConfig
+from common.config import KilnConfig
 from common.errors import KilnError
 from common.faults import fault_point
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
@@ -29,6 +29,7 @@ from common.shards import ShardInfo, iter_batches
 from common.tokenizer import check_fits_uint16, largest_id, load_tokenizer, special_ids
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE
 from stages.tokenize.bpe import train_tokenizer
+from stages.tokenize.config import TokenizeConfig
 from stages.tokenize.encoders import HFEncoder, TiktokenEncoder, choose_encoder, make_encoder
 from stages.tokenize.pack import pack_split
 from stages.tokenize.sample import leading_texts, sample_texts

@@ -1,6 +1,6 @@
 """The trainer's configuration: one YAML file with the sections model, optim, train, health, parallel and ascend.
 
-Each section is a strict :class:`common.config.Section`; :func:`load_trainer_config` layers the
+Each section is a strict :class:`common.config_loader.Section`; :func:`load_trainer_config` layers the
 file and ``--set section.key=value`` overrides over the defaults with the data stages' loader,
 so errors read ``<file or --set>: <section.key>: <what is wrong>``. A check against another key
 validates its default too (``validate_default``), so it holds whichever of the two was set.
@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from common.config import Section, fingerprint, load_layers
+from common.config_loader import Section, fingerprint, load_layers
 
 
 class ModelConfig(Section):

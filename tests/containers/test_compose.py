@@ -131,7 +131,7 @@ def test_the_ascend_image_smoke_build_trains_a_few_cpu_steps(docker: str, base_i
     image = next(line.split()[0] + ":" + line.split()[1] for line in run(
         docker, "images", "kiln/train-ascend-smoke", "--format", "{{.Repository}} {{.Tag}}").stdout.splitlines())
     where = run(docker, "run", "--rm", "--network", "none", image, "python", "-c",
-                "import stages.train, common.config as c; print(stages.train.__file__, c.DEFAULT_CONFIG.is_file())")
+                "import stages.train, common.config_loader as c; print(stages.train.__file__, (c.CONFIG_DIR / 'train-cpu.yaml').is_file())")
     assert where.stdout.split() == ["/opt/venv/lib/python3.11/site-packages/stages/train/__init__.py", "True"]
     data = tmp_path / "data"
     shutil.copytree(chain / "tokenize", data / "tokenize")

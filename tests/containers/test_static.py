@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from common.pipeline import STAGE_ORDER
 from tests.conftest import REPO
 from tests.containers.conftest import compose_cli
 
 BIN = Path(sys.executable).parent
 DOCKERFILES = sorted([*REPO.glob("stages/*/Dockerfile"), REPO / "Dockerfile.ascend"])
-STAGES = ("ingest", "clean", "dedup", "mix", "tokenize")
+STAGES = STAGE_ORDER
 
 
 def _run(*command: str) -> subprocess.CompletedProcess:
@@ -46,7 +47,7 @@ def test_dependencies_come_before_the_source_in_every_image():
         kiln_wheel = [i for i, line in enumerate(lines) if re.search(r"pip install .*/kiln-\S*\.whl", line)]
         installs = [i for i, line in enumerate(lines)  # pip here, or a builder stage's venv copied in
                     if ("pip install" in line and i not in kiln_wheel) or re.match(r"COPY --from=\S+ /opt/venv", line)]
-        sources = kiln_wheel + [i for i, line in enumerate(lines) if re.match(r"COPY (common|stages/\w+ )", line)]
+        sources = kiln_wheel + [i for i, line in enumerate(lines) if re.match(r"COPY (common|stages/\w+ |stages )", line)]
         assert installs or "FROM ${KILN_BASE}" in lines, dockerfile  # ingest and mix need only the base
         if installs and sources:  # the base image holds dependencies only
             assert max(installs) < min(sources), dockerfile

@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from common.config import REPO_ROOT
+from common.config_loader import REPO_ROOT
 from common.manifest import require_manifest
 from demo.truth import expected_ingest_counts, load_truth
-from kiln.cli import read_kept_texts
+from kiln.commands.eval_truth import read_kept_texts
 from tests.conftest import cli
 from tests.test_pipeline_demo import shared_demo_run
 
