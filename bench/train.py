@@ -28,7 +28,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
 
-from measure import WorkerError, log, reference_python, tail  # noqa: E402
+from measure import WorkerError, log, reference_python, run_driver, tail  # noqa: E402
 from train_shape import shape_args  # noqa: E402
 
 from common.tokens import META_FORMAT, META_NAME, TOKEN_DTYPE, TokenDataset, read_meta  # noqa: E402
@@ -349,15 +349,8 @@ def print_profiles(report: dict, top: int = 12) -> None:
 
 def main() -> None:
     args = parse_args()
-    try:
-        report = run_bench(args)
-    except WorkerError as err:
-        sys.exit(f"bench/train.py: the MindSpore side failed: {err}")
-    print_report(report)
-    args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "train.json"
-    out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"\nFigures written to {out}")
+    run_driver(lambda: run_bench(args), print_report, args.out, "train.json",
+               "bench/train.py: the MindSpore side failed")
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ def require_manifest(stage_dir: Path) -> Manifest:
 
 def manifest_sha256(stage_dir: Path) -> str:
     """The sha256 of a stage's manifest file: the fingerprint of that stage's output."""
-    return hashlib.sha256((stage_dir / MANIFEST_NAME).read_bytes()).hexdigest()
+    return file_sha256(stage_dir / MANIFEST_NAME)
 
 
 def code_version(*packages: str) -> str:

@@ -59,6 +59,14 @@ def expected_ingest_counts(truth: list[TruthRecord]) -> dict[str, int]:
     return {outcome: counts.get(outcome, 0) for outcome in INGEST_OUTCOMES}
 
 
+def format_ingest_outcomes(truth: list[TruthRecord], got: dict[str, int]) -> str:
+    """A table of the records an ingest stage should accept or reject per reason, beside the counts it ``got``."""
+    expected = expected_ingest_counts(truth)
+    rows = [f"{outcome:<15}  {expected.get(outcome, 0):>8}   {got.get(outcome, 0):>5}"
+            for outcome in sorted(set(expected) | set(got))]
+    return "\n".join(["ingest outcome   expected   got", *rows])
+
+
 def _rate(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 

@@ -19,11 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-from common.config import load_config
 from common.errors import KilnError
 from common.files import atomic_write_json
 from kiln.ray_nodes import RayNodes
 
+HELP = "the clean stage on a one-machine autoscaling Ray cluster: 0 -> N -> 0 clean workers, printed over time"
+DESCRIPTION = __doc__.split("\n\n", 1)[1]
 HEAD_NODE_ID = "f" * 51 + "00000"
 """The fake provider's id of the head node (the recipe of Ray's fake multi-node tests)."""
 SPARKS = " ▁▂▃▄▅▆▇█"
@@ -31,7 +32,6 @@ SPARKS = " ▁▂▃▄▅▆▇█"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kiln autoscale-demo`."""
-    parser.description = __doc__.split("\n\n", 1)[1]
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="a run whose ingest stage has finished (default: config data_dir); its clean/ is redone")
@@ -108,9 +108,11 @@ def watch(clean: subprocess.Popen, resource: str, settle_s: float) -> list[dict]
 
 def run(args: argparse.Namespace) -> int:
     """Start the autoscaling cluster, run clean on it, print the worker count over time, stop the cluster."""
+    from common.config import load_config
+    from common.manifest import require_manifest
+
     cfg = load_config(args.config, args.overrides)
     data_dir = Path(args.data_dir or cfg.data_dir)
-    from common.manifest import require_manifest
 
     try:
         require_manifest(data_dir / "ingest")

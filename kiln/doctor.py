@@ -24,7 +24,10 @@ from importlib import metadata
 from pathlib import Path
 
 from common.errors import KilnError
+from common.train_cli import add_trainer_inputs, train_split
 
+HELP = ("check this machine for training: Python, numpy, MindSpore, CANN, npu-smi, devices, msrun, memory, disk, "
+        "token files (exit 1 on a failure)")
 OK, WARN, FAIL, NA = "ok", "warn", "fail", "n/a"
 MIN_FREE_MEMORY_GIB = 4.0
 MIN_FREE_DISK_GIB = 10.0
@@ -266,27 +269,26 @@ def run_checks(args: argparse.Namespace, env: Mapping[str, str] | None = None) -
                                           f"{config.parallel.model_parallel} x {config.parallel.pipeline_stages}"))
     except KilnError as err:
         checks.append(Check("config", FAIL, str(err), "fix the key named (stages/train/config.py lists them)"))
-    tokens = args.tokens or args.data_dir / "tokenize" / "train.bin"
+    tokens = train_split(args)
     paths = [(tokens, args.tokens is not None), (tokens.with_name("validation.bin"), False)]
     checks += check_tokens(paths, seq_len)
     return checks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path, default=Path("data"),
-                        help="root of a data run: checks DATA_DIR/tokenize/{train,validation}.bin and its free disk")
-    parser.add_argument("--tokens", type=Path, default=None, metavar="BIN",
-                        help="the training split to check (default DATA_DIR/tokenize/train.bin)")
-    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
-                        help="trainer YAML the run uses (its train.seq_len is checked against the tokens)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one trainer key, as `python -m stages.train --set`")
+    """The options of `kiln doctor`: the trainer's inputs, and whether MindSpore may be missing."""
+    add_trainer_inputs(
+        parser, data_dir="root of a data run: checks DATA_DIR/tokenize/{train,validation}.bin and its free disk",
+        tokens="the training split to check (default DATA_DIR/tokenize/train.bin)",
+        config="trainer YAML the run uses (its train.seq_len is checked against the tokens)",
+        overrides="override one trainer key, as `python -m stages.train --set`")
     parser.add_argument("--dev-dir", type=Path, default=Path("/dev"), help=argparse.SUPPRESS)
     parser.add_argument("--data-env-ok", action="store_true",
                         help="MindSpore missing is a warning, not a failure (checking the data environment)")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print every check and a summary; 1 when any check fails, else 0."""
     print(f"kiln doctor: {platform.node()} ({platform.machine()}), {sys.executable}", flush=True)
     checks = run_checks(args)
     for check in checks:

@@ -13,7 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from common.config import CONFIG_DIR, KilnConfig, load_config
+from common.config import KilnConfig, load_config
+from common.config_loader import CONFIG_DIR
 from common.errors import KilnError
 from common.lock import data_dir_lock
 from common.log import setup_logging
@@ -22,6 +23,8 @@ from common.runner import MapStage, run_stage
 from common.stage_cli import CONFIG_EPILOG, add_run_options
 from kiln.status import format_status, stage_status, token_summary
 
+HELP = "run every data stage in order on --input or the demo corpus (make data)"
+DESCRIPTION = "Run the whole Kiln data pipeline: " + " -> ".join(STAGE_ORDER) + "."
 DEMO_CONFIG = CONFIG_DIR / "demo.yaml"
 
 
@@ -32,7 +35,6 @@ def pipeline_stages() -> list[MapStage]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `kiln run`."""
-    parser.description = "Run the whole Kiln data pipeline: " + " -> ".join(STAGE_ORDER) + "."
     parser.epilog = CONFIG_EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     source = parser.add_mutually_exclusive_group()

@@ -9,7 +9,7 @@ import pytest
 
 from common.manifest import require_manifest
 from demo.truth import expected_ingest_counts, load_truth, score
-from kiln.cli import read_kept_texts
+from kiln.commands.eval_truth import read_kept_texts
 from tests.conftest import built_once, cli
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ CLEAN_OWNED = ("mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "oth
 
 
 def test_clean_meets_the_quality_bar_on_the_ground_truth(demo_run):
-    """README (The clean stage): >= 99 % of each planted defect it owns removed, under 1 % of the clean
+    """docs/data-stages.md (The clean stage): >= 99 % of each planted defect it owns removed, under 1 % of the clean
     Chinese and English documents dropped (`kiln eval-truth data --stage clean`)."""
     data, _ = demo_run
     report = score(load_truth(data / "demo"), read_kept_texts(data / "clean"))

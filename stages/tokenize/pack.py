@@ -25,7 +25,7 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 
-from common.files import fsync_dir, sampled_sha256
+from common.files import atomic_writer, sampled_sha256
 from common.hashing import mix64, seeded_draws
 from common.runner import WORK_DIR
 from common.shards import ShardInfo, iter_batches
@@ -101,17 +101,9 @@ class HashedFile:
 
 @contextmanager
 def atomic_stream(path: Path) -> Iterator[HashedFile]:
-    """Write ``path`` under a hidden temporary name, fsync it and rename it into place."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as handle:
-            yield HashedFile(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        fsync_dir(path.parent)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write ``path`` atomically (see :func:`common.files.atomic_writer`), hashing what goes into it."""
+    with atomic_writer(path) as handle:
+        yield HashedFile(handle)
 
 
 def _gather(tokens: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.errors import KilnError
+from common.train_cli import add_trainer_inputs, train_split
 
 if TYPE_CHECKING:
     from stages.train.trainer import RunSummary
@@ -42,16 +43,12 @@ SIGTERM_EXIT = 143
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m stages.train", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=Path("data"),
-                        help="root of a data run: reads tokenize/train.bin (default: data)")
-    parser.add_argument("--tokens", type=Path, default=None, metavar="BIN",
-                        help="training split (default: DATA_DIR/tokenize/train.bin)")
+    add_trainer_inputs(parser, data_dir="root of a data run: reads tokenize/train.bin (default: data)",
+                       tokens="training split (default: DATA_DIR/tokenize/train.bin)",
+                       config="trainer YAML (default: built-in defaults, a 110M-parameter model)",
+                       overrides="override one key, e.g. --set train.steps=50 (repeatable)")
     parser.add_argument("--validation", type=Path, default=None, metavar="BIN",
                         help="held-out split (default: validation.bin beside the training split, if present)")
-    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
-                        help="trainer YAML (default: built-in defaults, a 110M-parameter model)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one key, e.g. --set train.steps=50 (repeatable)")
     parser.add_argument("--run-dir", type=Path, default=None, help="where the run writes (default: DATA_DIR/train)")
     parser.add_argument("--restart", action="store_true",
                         help="ignore existing checkpoints in the run directory and start from step 0")
@@ -106,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             setup_device(device, config.train.threads)
             serve_as_scheduler()
             return 0
-        tokens_path = args.tokens or args.data_dir / "tokenize" / "train.bin"
+        tokens_path = train_split(args)
         tokens = open_tokens(tokens_path, config.train.seq_len)
         print(tokens.verify(config.train.verify_tokens), flush=True)
         vocab = padded_vocab(tokens.vocab_size, config.parallel.model_parallel)

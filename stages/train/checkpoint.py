@@ -173,18 +173,24 @@ def checkpoint_dir(root: Path, name: str) -> Path | None:
 
 def verify_checksums(directory: Path) -> None:
     """Compare every file against ``checksums.json``; raise CheckpointError naming the first file that differs."""
+    _verify_listing(directory, DATA_FILES, str(sorted(DATA_FILES)))
+
+
+def _verify_listing(directory: Path, files: Sequence[str], which: str) -> None:
+    """Every one of ``files`` present in ``directory`` with the sha256 its ``checksums.json`` records, which must list
+    exactly them (``which`` names them in the error); raise CheckpointError naming the first that is not."""
     listing = directory / CHECKSUMS_FILE
     try:
         expected = json.loads(listing.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise CheckpointError(f"{listing}: unreadable checksum file ({exc})") from exc
-    if not isinstance(expected, dict) or sorted(expected) != sorted(DATA_FILES):
-        raise CheckpointError(f"{listing}: must list exactly {sorted(DATA_FILES)}")
-    for f in DATA_FILES:
-        path = directory / f
+    if not isinstance(expected, dict) or sorted(expected) != sorted(files):
+        raise CheckpointError(f"{listing}: must list exactly {which}")
+    for name in files:
+        path = directory / name
         if not path.is_file():
             raise CheckpointError(f"{path}: missing")
-        if file_sha256(path) != expected[f]:
+        if file_sha256(path) != expected[name]:
             raise CheckpointError(f"{path}: sha256 does not match {CHECKSUMS_FILE} (corrupt file)")
 
 
@@ -286,21 +292,9 @@ def sharded_files(layout: dict[str, Any]) -> list[str]:
 def verify_sharded_checksums(directory: Path) -> None:
     """Every file of a sharded checkpoint present and equal to ``checksums.json``; raise naming the first that is not."""
     directory = Path(directory)
-    expected_files = sharded_files(read_layout(directory))
-    listing = directory / CHECKSUMS_FILE
-    try:
-        expected = json.loads(listing.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{listing}: unreadable checksum file ({exc})") from exc
-    if not isinstance(expected, dict) or sorted(expected) != sorted(expected_files):
-        raise CheckpointError(f"{listing}: must list exactly the {len(expected_files)} files of the layout "
-                              f"(layout.json, trainer_state.json and every rank's model, optimizer and strategy)")
-    for name in expected_files:
-        path = directory / name
-        if not path.is_file():
-            raise CheckpointError(f"{path}: missing")
-        if file_sha256(path) != expected[name]:
-            raise CheckpointError(f"{path}: sha256 does not match {CHECKSUMS_FILE} (corrupt file)")
+    files = sharded_files(read_layout(directory))
+    _verify_listing(directory, files, f"the {len(files)} files of the layout (layout.json, trainer_state.json and "
+                                      "every rank's model, optimizer and strategy)")
 
 
 def save_sharded_checkpoint(root: Path, name: str, net: nn.Cell, optimizer: nn.Optimizer, state: dict[str, Any], *,
@@ -360,14 +354,11 @@ def _swap_into_place(root: Path, name: str, tmp: Path) -> None:
 
 
 def _merged_ok(merged: Path) -> bool:
-    listing = merged / CHECKSUMS_FILE
     try:
-        expected = json.loads(listing.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        _verify_listing(merged, [f"{part}.safetensors" for part in PART_NAMES], "the merged parts")
+    except CheckpointError:
         return False
-    files = [f"{part}.safetensors" for part in PART_NAMES]
-    return sorted(expected) == sorted(files) and all(
-        (merged / f).is_file() and file_sha256(merged / f) == expected[f] for f in files)
+    return True
 
 
 def _strategy_for_merge(directory: Path, layout: dict[str, Any], work: Path) -> Path:
