@@ -84,11 +84,14 @@ K8S_POD_TESTS := tests/k8s/test_pods_train.py tests/k8s/test_pods_ray.py
 .PHONY: k8s-render k8s-images k8s-data k8s-train
 .PHONY: images image-base image-train-cpu image-ascend-smoke local-base compose-data test-containers
 
-help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
-	@echo "  variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
-	@echo "             NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
+help: ## list the targets, by group
+	@awk '/^##@ / { printf "\n%s:\n", substr($$0, 5) } \
+	     /^[a-z0-9-]+:.*## / { split($$0, part, /:.*## /); printf "  make %-19s %s\n", part[1], part[2] }' $(MAKEFILE_LIST)
+	@echo
+	@echo "variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
+	@echo "           NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
 
+##@ data
 $(STAMP): $(LOCKS) pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(call UV_INSTALL,$(VENV),-r requirements/data.lock -r requirements/dev.lock)
@@ -103,39 +106,22 @@ data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in 
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
 		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
-ablation: $(STAMP) $(TRAIN_STAMP) ## train one small model per stage's output (raw, clean, dedup, full) and compare held-out bits per byte
-	$(PY) -m kiln ablate --data-dir $(DATA_DIR) --train-python $(TRAIN_PY) \
-		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
-		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
-
-category-model: $(STAMP) ## build the default category model mix uses for a corpus without categories (fetches its seed set)
-	$(PY) -m kiln category-model $(ARGS)
-
-test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
-	$(DATA_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-
-test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest tests and fixture set-ups
-	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(RAY_NODE_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
-
-lint: $(STAMP) ## ruff over the code
-	$(VENV)/bin/ruff check .
+status: $(STAMP) ## show what each stage under DATA_DIR has done
+	$(VENV)/bin/kiln status $(DATA_DIR)
 
 autoscale-demo: $(STAMP) ## redo DATA_DIR's clean stage on a one-machine autoscaling Ray cluster (0 -> N -> 0 clean workers)
 	$(PY) -m kiln autoscale-demo --data-dir $(DATA_DIR) $(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
-status: $(STAMP) ## show what each stage under DATA_DIR has done
-	$(VENV)/bin/kiln status $(DATA_DIR)
-
-lock: ## re-resolve requirements/*.in into requirements/*.lock and the images' locks, with hashes (needs PyPI)
-	requirements/lock.sh data $(PYTHON)
+category-model: $(STAMP) ## build the default category model mix uses for a corpus without categories (fetches its seed set)
+	$(PY) -m kiln category-model $(ARGS)
 
 clean-data: ## delete DATA_DIR
 	rm -rf $(DATA_DIR)
 
+lock: ## re-resolve requirements/*.in into requirements/*.lock and the images' locks, with hashes (needs PyPI)
+	requirements/lock.sh data $(PYTHON)
+
+##@ train
 $(TRAIN_STAMP): requirements/train.lock pyproject.toml
 	@test -x $(TRAIN_PY) || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(call UV_INSTALL,$(TRAIN_VENV),-r requirements/train.lock)
@@ -153,15 +139,38 @@ else
 endif
 	@$(VENV)/bin/kiln report $(DATA_DIR) >/dev/null && echo "  plots           $(DATA_DIR)/report/index.html"
 
-test-faults: $(STAMP) ## the fault-injection suite: kills, a killed Ray worker, a full disk (needs root to mount a tmpfs)
-	$(PY) -m pytest tests/faults $(PYTEST_ARGS)
-
-test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
-	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+ablation: $(STAMP) $(TRAIN_STAMP) ## train one small model per stage's output (raw, clean, dedup, full) and compare held-out bits per byte
+	$(PY) -m kiln ablate --data-dir $(DATA_DIR) --train-python $(TRAIN_PY) \
+		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
+		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 train-lock: ## re-resolve requirements/train.in into requirements/train.lock, with hashes (needs PyPI)
 	requirements/lock.sh train $(PYTHON)
 
+##@ test
+test: $(STAMP) $(TRAIN_STAMP) ## run the test suite (data stages in .venv, the trainer in .venv-train)
+	$(DATA_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(RAY_NODE_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+
+test-train: $(TRAIN_STAMP) ## run only the trainer tests in .venv-train
+	$(TRAIN_TESTS) $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+
+test-profile: $(STAMP) $(TRAIN_STAMP) ## make test, then each suite's 50 slowest tests and fixture set-ups
+	$(DATA_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(RAY_NODE_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+	$(TRAIN_TESTS) --durations=50 $(PYTEST_ARGS) $(NONE_SELECTED_OK)
+
+test-faults: $(STAMP) ## the fault-injection suite: kills, a killed Ray worker, a full disk (needs root to mount a tmpfs)
+	$(PY) -m pytest tests/faults $(PYTEST_ARGS)
+
+test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Docker runs) images, compose chain, Ascend smoke, k8s pods as containers
+	$(PY) -m pytest tests/containers $(K8S_POD_TESTS) $(PYTEST_ARGS)
+
+lint: $(STAMP) ## ruff over the code
+	$(VENV)/bin/ruff check .
+
+##@ images
 local-base: ## build local/python:3.11-bookworm with debootstrap (for machines that reach no registry)
 	stages/base/local-base.sh $(DOCKER)
 
@@ -191,9 +200,7 @@ compose-data: ## the data chain in containers on one volume (docker-compose.yml)
 	done; echo "compose-data: every service of the chain exited 0"
 	KILN_TAG=latest $(COMPOSE) run --rm --entrypoint python tokenize -m kiln status /data
 
-test-containers: $(STAMP) ## hadolint, compose/workflow schemas, then (where Docker runs) images, compose chain, Ascend smoke, k8s pods as containers
-	$(PY) -m pytest tests/containers $(K8S_POD_TESTS) $(PYTEST_ARGS)
-
+##@ k8s
 k8s-render: ## print the objects of k8s/overlays/K8S_OVERLAY (default data) as kubectl apply gets them
 	@$(KUBECTL) kustomize k8s/overlays/$(K8S_OVERLAY)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from common.pipeline import STAGE_ORDER
 from tests.conftest import REPO
 
 PUBLIC_BASE = "python:3.11-slim-bookworm"
@@ -58,7 +59,7 @@ def base_image(docker: str) -> str:
 def images(docker: str, base_image: str) -> dict[str, str]:
     """Every stage image, built by `make images` on ``base_image``: stage -> image reference."""
     run("make", "images", f"DOCKER={docker}", f"BASE_IMAGE={base_image}", "IMAGE_PREFIX=kiln")
-    return {stage: f"kiln/{stage}:latest" for stage in ("ingest", "clean", "dedup", "mix", "tokenize", "train-cpu")}
+    return {stage: f"kiln/{stage}:latest" for stage in (*STAGE_ORDER, "train-cpu")}
 
 
 @functools.cache

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from common.pipeline import STAGE_ORDER
 from tests.containers.conftest import run
 
-STAGES = ("ingest", "clean", "dedup", "mix", "tokenize", "train-cpu")
+STAGES = (*STAGE_ORDER, "train-cpu")
 # module -> the images that must (True) or must not (False) be able to import it
 DEPENDENCIES = {
     "fasttext": {"clean": True, "dedup": False, "ingest": False, "mix": False, "tokenize": False},

@@ -100,7 +100,7 @@ def test_every_object_is_in_the_kiln_namespace_and_labelled(overlay):
             assert obj["metadata"].get("namespace") == "kiln", obj["metadata"]["name"]
 
 
-KUBERNETES_VERSIONS = ("1.29.0", "1.30.0", "1.31.0", "1.32.0", "1.33.0", "latest")  # README: 1.29 or later
+KUBERNETES_VERSIONS = ("1.29.0", "1.30.0", "1.31.0", "1.32.0", "1.33.0", "latest")  # docs/kubernetes.md: 1.29 or later
 
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
@@ -454,11 +454,6 @@ def _entrypoint_overrides(job: dict) -> dict[str, str]:
     """The --set KEY=VALUE overrides of a RayJob's entrypoint."""
     words = job["spec"]["entrypoint"].split()
     return dict(words[i + 1].split("=", 1) for i, word in enumerate(words) if word == "--set")
-
-
-def test_run_data_applies_the_stages_in_pipeline_order():
-    script = (K8S / "run-data.sh").read_text()
-    assert re.search(r"^STAGES=\((.*)\)$", script, re.M).group(1).split() == list(STAGE_ORDER)
 
 
 def test_the_clean_bounds_change_with_the_documented_overlay_patch(tmp_path: Path):
