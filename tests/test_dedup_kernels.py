@@ -369,7 +369,7 @@ def test_s_curve_of_16_bands_by_8_rows_on_labelled_pairs():
     truth, candidate = _s_curve_trials()
     for low, high in BINS:
         assert ((truth >= low) & ((truth < high) | (high == 1.0))).sum() >= 900, (low, high)
-    # README: 98 % of pairs at J >= 0.8 become candidates, about 1 % at J <= 0.5
+    # docs/data-stages.md: 98 % of pairs at J >= 0.8 become candidates, about 1 % at J <= 0.5
     assert candidate[truth >= 0.8].mean() >= 0.98
     assert candidate[truth <= 0.5].mean() <= 0.02
     assert _s_curve_misfits(truth, candidate, BANDS, ROWS) == []

@@ -85,7 +85,7 @@ def _realized_tokens(mix: Path) -> dict[str, float]:
     return tokens
 
 
-# README (The mix stage, Realization): every category lands within 0.5 points of its planned share, or within
+# docs/data-stages.md (The mix stage, Realization): every category lands within 0.5 points of its planned share, or within
 # three standard deviations of the seeded draw where that is wider.
 SHARE_POINTS = 0.005
 DRAW_SIGMAS = 3
@@ -171,7 +171,7 @@ def test_validation_never_shares_a_document_or_a_cluster_with_training(demo_mix:
     assert [(a, b) for a, b in pairs if a in side_of and b in side_of and side_of[a] != side_of[b]] == []
 
     # and no validation document is a near duplicate of a training one: a MinHash Jaccard estimate of 0.7
-    # (README's dedup.threshold) or more
+    # (dedup.threshold in docs/data-stages.md) or more
     def sigs(rows: list[dict]) -> np.ndarray:
         return signatures(*shingle_hashes([r["text"] for r in rows]))
 

@@ -1,4 +1,4 @@
-"""README (The stage contract): documents in = documents out + Σ dropped by reason, checked per unit and
+"""docs/data-stages.md (The stage contract): documents in = documents out + Σ dropped by reason, checked per unit and
 for the stage before the manifest is written. A stage whose units lose or invent rows is refused."""
 
 from __future__ import annotations

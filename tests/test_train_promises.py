@@ -1,4 +1,4 @@
-"""What the README promises of a training run, each through the real CLI on a tiny model: the health stop, --restart,
+"""What docs/training.md promises of a training run, each through the real CLI on a tiny model: the health stop, --restart,
 the fingerprint and shape refusals of a resume, and SIGTERM forwarded by the data-parallel launcher."""
 
 from __future__ import annotations
