@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -16,6 +17,13 @@ from common.ray_cluster import RayConfig
 REPO = Path(__file__).resolve().parent.parent
 # Images built beside the stages' (the trainer's); the CI matrix and the bake file list them after the stages.
 TRAINER_IMAGES = ("train-cpu",)
+
+
+def _config_imports() -> set[str]:
+    """The repository's modules common/config.py imports its sections from."""
+    tree = ast.parse((REPO / "common" / "config.py").read_text(encoding="utf-8"))
+    return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+            and (REPO / node.module.split(".")[0]).is_dir()}
 
 
 def _make_variable(name: str) -> list[str]:
@@ -54,6 +62,8 @@ def test_each_stage_image_runs_its_module_with_its_declared_requirements(stage: 
     assert f'ENTRYPOINT ["python", "-m", "{stage.module}"]' in dockerfile
     assert f'org.opencontainers.image.title="kiln-{stage.image}"' in dockerfile
     assert f'org.opencontainers.image.description="Kiln {stage.name} stage: {stage.summary}"' in dockerfile
+    composed = {module.split(".")[0] for module in _config_imports()}  # every package KilnConfig reads
+    assert all(f"COPY {package} {package}\n" in dockerfile for package in {"configs", "common", *composed})
     lock = f"requirements/images/{stage.name}.lock"
     assert (lock in dockerfile, (REPO / lock).is_file()) == (stage.image_requirements, stage.image_requirements)
 
