@@ -266,7 +266,7 @@ def test_a_run_is_reused_only_with_the_settings_it_was_trained_with(tmp_path):
     from dataclasses import replace
 
     from common.files import atomic_write_json
-    from kiln.ablation.results import RESULT_FILE
+    from kiln.ablation.layout import RESULT_FILE
     from kiln.ablation.runs import RunPlan, read_result
 
     plan = RunPlan(arm="raw", seed=0, run_dir=tmp_path, train_bin=tmp_path / "train.bin",

@@ -8,5 +8,6 @@ sets that were removed, with their near-duplicates, from every arm before any ar
 Modules: ``documents`` (reading a stage's documents), ``evalsets`` (the held-out sets and the matcher
 that keeps them out of training), ``streams`` (token files and byte accounting), ``arms`` (one arm's
 training stream), ``runs`` (the training and evaluation processes), ``results`` (statistics and
-summary.json), ``report`` (the report section), ``command`` (the command itself).
+summary.json), ``report`` (the report section), ``command`` (the command itself), ``config`` (its configuration
+section), ``arguments`` (its options), ``layout`` (the names of its files).
 """

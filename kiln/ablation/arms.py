@@ -13,7 +13,7 @@ from common.errors import KilnError
 from common.files import atomic_write_json, file_sha256
 from common.manifest import manifest_sha256
 from kiln.ablation.documents import Split, document_index, read_texts
-from kiln.ablation.results import ARM_FILE
+from kiln.ablation.layout import ARM_FILE
 from kiln.ablation.streams import SharedTokenizer, write_split
 from stages.tokenize.pack import shuffled_order
 

@@ -35,7 +35,8 @@ from kiln.ablation.evalsets import (
     user_heldout,
     validation_split,
 )
-from kiln.ablation.results import ABLATION_DIR, BASELINE, SUMMARY_FILE, format_table, summarize
+from kiln.ablation.layout import ABLATION_DIR, SUMMARY_FILE
+from kiln.ablation.results import BASELINE, format_table, summarize
 from kiln.ablation.runs import RunPlan, run_all
 from kiln.ablation.streams import SharedTokenizer, predicted_bytes, write_split, write_tokenizer
 from kiln.report import REPORT_DIR, write_report

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from kiln.ablation.results import ABLATION_DIR, BASELINE, SUMMARY_FILE
+from kiln.ablation.layout import ABLATION_DIR, SUMMARY_FILE
+from kiln.ablation.results import BASELINE
 from kiln.html import escape, save_chart, table
 
 COLORS = ("#8c8c8c", "#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#17becf", "#bcbd22")

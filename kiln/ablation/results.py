@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kiln.ablation.layout import ABLATION_DIR, ARM_FILE, RESULT_FILE, SUMMARY_FILE
+
 if TYPE_CHECKING:
     from kiln.ablation.arms import Arm  # arms reads stage outputs (pyarrow): kiln status does not need it
 
 
-ABLATION_DIR = "ablation"
-SUMMARY_FILE = "summary.json"
-ARM_FILE = "arm.json"  # in arms/<arm>/ once the arm's stream is written
-RESULT_FILE = "result.json"  # in runs/<arm>-seed<seed>/ once the run is trained and evaluated
 BASELINE = "raw"
 # Student's t, two-sided 95 %, by degrees of freedom (above 30: the normal's 1.96)
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from common.errors import KilnError
 from common.files import atomic_write_json
-from kiln.ablation.results import RESULT_FILE
+from kiln.ablation.layout import RESULT_FILE
 from stages.train.metrics import EVAL_NAME
 
 TRAIN_LOG, EVAL_LOG, EVAL_REPORT = "train.log", "eval.log", "eval-report.json"
