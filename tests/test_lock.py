@@ -24,7 +24,7 @@ def _jsonl(folder: Path) -> Path:
     return folder
 
 
-def test_a_second_run_on_the_same_data_dir_is_refused_naming_the_holder(tmp_path: Path):
+def test_a_second_run_on_the_same_data_dir_is_refused_naming_the_holder(tmp_path: Path, in_process):
     inputs, data = _jsonl(tmp_path / "raw"), tmp_path / "data"
     with data_dir_lock(data, logging.getLogger("test")):
         result = cli("-m", "stages.ingest", "--data-dir", str(data), "--set", f"ingest.input=[\"{inputs}\"]",
@@ -33,18 +33,18 @@ def test_a_second_run_on_the_same_data_dir_is_refused_naming_the_holder(tmp_path
     assert f"is in use by another run: pid {os.getpid()} on {socket.gethostname()}" in result.stderr
     assert "Traceback" not in result.stderr
     assert [p.name for p in (data / "ingest").iterdir()] == ["_logs"], "nothing but the refusal's log is written"
-    again = cli("-m", "stages.ingest", "--data-dir", str(data), "--set", f"ingest.input=[\"{inputs}\"]")
+    again = in_process("-m", "stages.ingest", "--data-dir", str(data), "--set", f"ingest.input=[\"{inputs}\"]")
     assert "taking over" not in again.stderr, "a lock released cleanly leaves nothing to take over"
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_warning(tmp_path: Path):
+def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_warning(tmp_path: Path, in_process):
     inputs, data = _jsonl(tmp_path / "raw"), tmp_path / "data"
     holder = ("import logging, os, signal, sys\nfrom pathlib import Path\nfrom common.lock import data_dir_lock\n"
               "with data_dir_lock(Path(sys.argv[1]), logging.getLogger('x')):\n"
               "    os.kill(os.getpid(), signal.SIGKILL)\n")
     killed = subprocess.run([sys.executable, "-c", holder, str(data)], cwd=REPO, env=child_env())
     assert killed.returncode == -9 and json.loads((data / LOCK_NAME).read_text())["pid"] > 0
-    result = cli("-m", "stages.ingest", "--data-dir", str(data), "--set", f"ingest.input=[\"{inputs}\"]")
+    result = in_process("-m", "stages.ingest", "--data-dir", str(data), "--set", f"ingest.input=[\"{inputs}\"]")
     assert "taking over the lock of a run that ended without releasing it: pid" in result.stderr
     assert (data / "ingest" / "_manifest.json").exists()
 
