@@ -48,7 +48,7 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("clean", "ftfy repair, timestamp scrubbing, fastText language ID and quality rules",
               outputs=("_removed_lines",), image_requirements=True, ray_resource="clean"),
     StageSpec("dedup", "exact and MinHash-LSH near-duplicate removal", image_requirements=True),
-    StageSpec("mix", "validation split and category-balanced sampling", outputs=("validation", "classifier")),
+    StageSpec("mix", "validation split and category-balanced sampling", outputs=("validation", "summary", "classifier")),
     StageSpec("tokenize", "byte-level BPE and the packed uint16 token streams",
               outputs=("train", "validation", "meta", "tokenizer"), image_requirements=True),
 )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from common.manifest import require_manifest
+from common.pipeline import STAGES
 from demo.truth import expected_ingest_counts, load_truth, score
 from kiln.commands.eval_truth import read_kept_texts
 from tests.conftest import built_once, cli
@@ -136,3 +137,10 @@ def test_the_pipeline_ends_with_packed_tokens_the_trainer_can_read(demo_run):
     assert (inputs[:, 1:] == labels[:, :-1]).all()
     page = cli("-m", "kiln", "report", str(data)).stdout.strip()
     assert 'src="tokenize-tokens-by-category.png"' in Path(page).read_text()
+
+
+def test_each_stage_writes_the_outputs_its_registry_declares(demo_run):
+    data, _ = demo_run
+    written = {stage.name: set(require_manifest(data / stage.name).outputs) for stage in STAGES}
+    assert all(written[stage.name] <= set(stage.outputs) for stage in STAGES), written
+    assert {"_removed_lines", "validation", "train", "meta", "tokenizer"} <= set().union(*written.values())
