@@ -26,7 +26,7 @@ from stages.mix.classifier import (
 from stages.mix.config import CategoryClassifierConfig
 from stages.mix.fasttext_train import train_supervised
 from tests.conftest import cli, run_in_process
-from tests.test_resume_stages import assert_same_output
+from tests.resume_helpers import assert_same_output
 
 DEMO_DOCS = 4000
 # One mapped source per category (this mapping replaces configs/demo.yaml's, so the .txt folder is hidden too);

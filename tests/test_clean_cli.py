@@ -11,7 +11,7 @@ import pytest
 
 from common.manifest import require_manifest
 from tests.conftest import cli, run_in_process
-from tests.test_resume_stages import assert_same_output, run_to_fault
+from tests.resume_helpers import assert_same_output, run_to_fault
 
 pytestmark = pytest.mark.slow
 

@@ -31,8 +31,8 @@ from stages.dedup.stage import (
 )
 from tests.conftest import cli, make_config
 from tests.dedup_reference import single_node_decisions
+from tests.resume_helpers import assert_same_output, run_to_fault
 from tests.test_pipeline_demo import shared_demo_run
-from tests.test_resume_stages import assert_same_output, run_to_fault
 
 
 def _members() -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ import pytest
 from common.manifest import require_manifest
 from common.shards import ShardChecksumError, read_shard
 from tests.conftest import cli
-from tests.test_resume_stages import run_to_fault
+from tests.resume_helpers import run_to_fault
 
 pytestmark = pytest.mark.slow
 

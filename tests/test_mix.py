@@ -18,8 +18,8 @@ from demo.truth import load_truth
 from stages.dedup.minhash import exact_keys, shingle_hashes, signatures
 from stages.mix.plan import capped_allocation, exponent_shares, make_plan, repeats
 from tests.conftest import cli
+from tests.resume_helpers import assert_same_output
 from tests.test_pipeline_demo import shared_demo_run
-from tests.test_resume_stages import assert_same_output
 
 
 def test_exponent_rule_worked_example():

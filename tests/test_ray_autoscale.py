@@ -11,7 +11,7 @@ import pytest
 
 from kiln.autoscale import autoscaler_config
 from tests.conftest import cli
-from tests.test_resume_stages import assert_same_output
+from tests.resume_helpers import assert_same_output
 
 pytestmark = pytest.mark.usefixtures("no_ray_in_this_process")
 

@@ -39,7 +39,7 @@ from stages.tokenize.pack import pack_split, shuffled_order
 from stages.tokenize.sample import sample_texts
 from stages.tokenize.stage import EMPTY, prepare
 from tests.conftest import REPO, child_env, cli, make_config, run_in_process
-from tests.test_resume_stages import assert_same_output, resume_stage, run_to_fault, units_done
+from tests.resume_helpers import assert_same_output, resume_stage, run_to_fault, units_done
 from tests.token_files import write_token_folder
 
 MIX_SCHEMA = pa.schema([*DOC_SCHEMA, pa.field("dup_cluster_size", pa.int32()), pa.field("repeat", pa.int32())])

@@ -11,7 +11,7 @@ import pytest
 from common.pipeline import STAGE_ORDER
 from tests.conftest import cli
 from tests.faults.filesystems import grow, small_filesystem
-from tests.test_resume_stages import output_files
+from tests.resume_helpers import output_files
 
 pytestmark = pytest.mark.slow
 

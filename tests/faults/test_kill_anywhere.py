@@ -25,7 +25,7 @@ import pytest
 from common.manifest import require_manifest
 from common.pipeline import STAGE_ORDER
 from tests.conftest import REPO, child_env, cli
-from tests.test_resume_stages import output_files, session_survivors
+from tests.resume_helpers import output_files, session_survivors
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ import pytest
 from common.manifest import require_manifest
 from kiln.ray_nodes import RayNodes
 from tests.conftest import REPO, child_env, cli
-from tests.test_resume_stages import output_files
+from tests.resume_helpers import output_files
 
 pytestmark = pytest.mark.slow
 
