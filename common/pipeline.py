@@ -25,7 +25,7 @@ class StageSpec:
     image_requirements: bool = False
     """Whether its image installs requirements/images/<name>.lock on top of the shared base image."""
     ray_resource: str | None = None
-    """The custom Ray resource its work units ask for by default (configs/default.yaml ray.stage_resources)."""
+    """The custom Ray resource its work units ask for by default (the default of ray.stage_resources)."""
 
     @property
     def module(self) -> str:

@@ -8,6 +8,7 @@ import os
 from pydantic import Field
 
 from common.config_loader import Section
+from common.pipeline import STAGES
 
 log = logging.getLogger("kiln.ray")
 
@@ -22,7 +23,8 @@ class RayConfig(Section):
     """CPUs of the local Ray; null means every CPU of the machine."""
     object_store_memory_mb: int | None = Field(default=None, ge=64)
     """Object store size of the local Ray in MiB; null lets Ray choose."""
-    stage_resources: dict[str, str] = Field(default_factory=lambda: {"clean": "clean"})
+    stage_resources: dict[str, str] = Field(
+        default_factory=lambda: {stage.name: stage.ray_resource for stage in STAGES if stage.ray_resource})
     """Stage -> a custom resource each of its work units asks for (one unit per task) where the cluster has it: the
     worker group that declares it (e.g. KubeRay's clean group, resources {clean: "4"}) then runs that stage. A
     local Ray declares every resource named here, one per CPU; on a cluster that declares none of them (a plain

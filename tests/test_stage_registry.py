@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import re
 from pathlib import Path
@@ -12,18 +11,11 @@ import yaml
 
 from common.config import KilnConfig
 from common.pipeline import STAGE_ORDER, STAGES, StageSpec, input_stage_of, stage_spec
-from common.ray_cluster import RayConfig
+from tests.test_layering import SECTION_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
 # Images built beside the stages' (the trainer's); the CI matrix and the bake file list them after the stages.
 TRAINER_IMAGES = ("train-cpu",)
-
-
-def _config_imports() -> set[str]:
-    """The repository's modules common/config.py imports its sections from."""
-    tree = ast.parse((REPO / "common" / "config.py").read_text(encoding="utf-8"))
-    return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-            and (REPO / node.module.split(".")[0]).is_dir()}
 
 
 def _make_variable(name: str) -> list[str]:
@@ -52,10 +44,6 @@ def test_each_stage_owns_its_config_section(stage: StageSpec):
     assert section.__module__ == f"{stage.module}.config"
 
 
-def test_the_ray_resources_by_default_are_the_declared_ones():
-    assert RayConfig().stage_resources == {s.name: s.ray_resource for s in STAGES if s.ray_resource}
-
-
 @pytest.mark.parametrize("stage", STAGES, ids=STAGE_ORDER)
 def test_each_stage_image_runs_its_module_with_its_declared_requirements(stage: StageSpec):
     dockerfile = (REPO / "stages" / stage.name / "Dockerfile").read_text()
@@ -69,7 +57,7 @@ def test_each_stage_image_runs_its_module_with_its_declared_requirements(stage: 
 @pytest.mark.parametrize("dockerfile", sorted(REPO.glob("stages/*/Dockerfile")), ids=lambda path: path.parent.name)
 def test_every_image_that_carries_kiln_carries_what_its_configuration_composes(dockerfile: Path):
     text = dockerfile.read_text()
-    composed = {module.split(".")[0] for module in _config_imports()}  # the packages KilnConfig's sections live in
+    composed = {module.split(".")[0] for module in SECTION_MODULES}  # the packages KilnConfig's sections live in
     if "COPY kiln kiln\n" in text:
         assert [p for p in sorted({"configs", "common", *composed}) if f"COPY {p} {p}\n" not in text] == []
 
