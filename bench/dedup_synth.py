@@ -26,7 +26,14 @@ from common.config import load_config
 from common.schema import DOC_ID_STRIDE
 from stages.dedup.config import DedupConfig
 from stages.dedup.minhash import EMPTY
-from stages.dedup.stage import LSH_DIR, NODE_DIR, SIGNATURE_DIR, write_signature_outputs
+from stages.dedup.stage import (
+    LSH_DIR,
+    NODE_DIR,
+    SIGNATURE_DIR,
+    signature_band_keys,
+    signature_writer,
+    write_signature_outputs,
+)
 
 NEAR_RATE = 0.05
 EXACT_RATE = 0.05
@@ -100,8 +107,10 @@ def synthesize(work: Path, docs: int, shard_docs: int, partitions: int, seed: in
         planted["no_shingles"] += int((~has_shingles).sum())
         doc_id = index * DOC_ID_STRIDE + np.arange(len(shard.sigs), dtype=np.int64)
         start = time.perf_counter()
-        write_signature_outputs(work, index, doc_id, shard.exact, shard.sigs, has_shingles, shard.category_rank,
-                                shard.quality, cfg)
+        with signature_writer(work, index, len(shard.sigs), cfg.num_perm) as sink:
+            sink.write(shard.sigs.tobytes())
+        write_signature_outputs(work, index, doc_id, shard.exact, *signature_band_keys(shard.sigs, 0, cfg),
+                                shard.category_rank, shard.quality, cfg)
         write_s += time.perf_counter() - start
         previous = shard
     sizes = folder_sizes(work) | folder_sizes(work / LSH_DIR)

@@ -27,6 +27,8 @@ from stages.dedup.stage import (
     keep_decision,
     lsh_partition_task,
     shard_decisions,
+    signature_band_keys,
+    signature_writer,
     write_signature_outputs,
 )
 from tests.conftest import cli, make_config
@@ -128,7 +130,9 @@ def _write_synthetic_corpus(work: Path, cfg, shards: int = 5, per_shard: int = 4
     for shard in range(shards):
         rows = slice(shard * per_shard, (shard + 1) * per_shard)
         doc_id = shard * DOC_ID_STRIDE + np.arange(per_shard, dtype=np.int64)
-        write_signature_outputs(work, shard, doc_id, exact[rows], sigs[rows], ~(sigs[rows] == EMPTY).all(axis=1),
+        with signature_writer(work, shard, per_shard, cfg.dedup.num_perm) as sink:
+            sink.write(sigs[rows].tobytes())
+        write_signature_outputs(work, shard, doc_id, exact[rows], *signature_band_keys(sigs[rows], 0, cfg.dedup),
                                 rank[rows], quality[rows], cfg.dedup)
     return {"chains": chains, "big": [big], "exact_only": groups}
 

@@ -29,14 +29,6 @@ def save_npz(path: Path, **arrays: np.ndarray) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def save_npy(path: Path, array: np.ndarray) -> None:
-    """One array as .npy (readable with ``np.load(mmap_mode="r")``), written atomically."""
-    buffer = io.BytesIO()
-    np.save(buffer, array)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buffer.getvalue())
-
-
 def node_partition(ids: np.ndarray, partitions: int) -> np.ndarray:
     """Partition (int64) of each document id: spread by a 64-bit mix, the same on every node."""
     return partition_of(mix64(np.asarray(ids, dtype=np.int64).astype(np.uint64)), partitions)

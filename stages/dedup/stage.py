@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +29,7 @@ import pyarrow as pa
 from common.config import KilnConfig
 from common.errors import KilnError
 from common.faults import fault_point
-from common.files import atomic_write_json
+from common.files import atomic_write_json, atomic_writer
 from common.manifest import require_manifest
 from common.runner import (
     WORK_DIR,
@@ -38,7 +41,7 @@ from common.runner import (
     run_tasks,
     shard_plan,
 )
-from common.shards import ShardInfo, iter_batches, read_shard
+from common.shards import ShardInfo, iter_batches
 from stages.dedup.components import star_labels
 from stages.dedup.config import DedupConfig
 from stages.dedup.graph import (
@@ -49,12 +52,11 @@ from stages.dedup.graph import (
     write_edges_to_both_ends,
 )
 from stages.dedup.lsh import band_keys, partition_of, star_edges
-from stages.dedup.minhash import exact_keys, shingle_hashes, signatures
+from stages.dedup.minhash import EMPTY, exact_keys, shingle_hashes, signatures
 from stages.dedup.shuffle import (
     node_partition,
     once,
     read_partition,
-    save_npy,
     save_npz,
     write_partitioned,
 )
@@ -92,16 +94,31 @@ def exact_partition(keys: np.ndarray, partitions: int) -> np.ndarray:
     return partition_of(np.frombuffer(np.ascontiguousarray(keys).tobytes(), dtype=np.uint64)[0::2], partitions)
 
 
-def write_signature_outputs(work: Path, shard: int, doc_id: np.ndarray, exact: np.ndarray, sigs: np.ndarray,
-                            has_shingles: np.ndarray, category_rank: np.ndarray, quality: np.ndarray,
+@contextmanager
+def signature_writer(work: Path, shard: int, rows: int, num_perm: int) -> Iterator[BinaryIO]:
+    """A shard's signature matrix file (``rows`` × ``num_perm`` uint64, .npy) to stream row blocks into; atomic."""
+    with atomic_writer(signature_path(work, shard)) as sink:
+        np.lib.format.write_array_header_2_0(sink, {"descr": np.dtype(np.uint64).str, "fortran_order": False,
+                                                    "shape": (rows, num_perm)})
+        yield sink
+
+
+def signature_band_keys(sigs: np.ndarray, first_row: int, cfg: DedupConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The LSH band keys of the rows of ``sigs`` that have shingles (numbered from ``first_row``), flat, and the
+    row of each key."""
+    shingled = np.flatnonzero((sigs != EMPTY).any(axis=1))
+    keys = band_keys(sigs[shingled], cfg.bands, cfg.rows).ravel()
+    return keys, np.repeat((first_row + shingled).astype(np.int32), cfg.bands)
+
+
+def write_signature_outputs(work: Path, shard: int, doc_id: np.ndarray, exact: np.ndarray, bands: np.ndarray,
+                            band_rows: np.ndarray, category_rank: np.ndarray, quality: np.ndarray,
                             cfg: DedupConfig) -> None:
-    """Route one shard's band keys, exact keys and keep-rule columns to their partitions, then mark it done."""
-    name, rows = f"s-{shard:05d}", np.arange(doc_id.size, dtype=np.int32)
-    save_npy(signature_path(work, shard), sigs)
-    bands = band_keys(sigs[has_shingles], cfg.bands, cfg.rows)
-    band_rows = np.repeat(rows[has_shingles], cfg.bands)
-    write_partitioned(work / LSH_DIR / "bands", name, partition_of(bands.ravel(), cfg.partitions), cfg.partitions,
-                      doc_id=doc_id[band_rows], key=bands.ravel(), shard=np.full(band_rows.size, shard, np.int32),
+    """Route one shard's band keys (``signature_band_keys``), exact keys and keep-rule columns to their
+    partitions, then mark it done (its signature file is written first, by ``signature_writer``)."""
+    name = f"s-{shard:05d}"
+    write_partitioned(work / LSH_DIR / "bands", name, partition_of(bands, cfg.partitions), cfg.partitions,
+                      doc_id=doc_id[band_rows], key=bands, shard=np.full(band_rows.size, shard, np.int32),
                       row=band_rows)
     write_partitioned(work / LSH_DIR / "exact", name, exact_partition(exact, cfg.partitions), cfg.partitions,
                       doc_id=doc_id, key=exact)
@@ -112,24 +129,42 @@ def write_signature_outputs(work: Path, shard: int, doc_id: np.ndarray, exact: n
 
 
 def signature_task(input_dir: str, shard_info: dict, shard: int, work: str, cfg: DedupConfig) -> int:
-    """Exact keys, signatures and band keys of one input shard, routed to their partitions; returns its rows."""
-    marker = ids_path(Path(work), shard)
+    """Exact keys, signatures and band keys of one input shard, routed to their partitions; returns its rows.
+
+    The shard is read SIGNATURE_BATCH_DOCS documents at a time and its signature matrix streamed to disk, so the
+    task holds one batch's texts and shingles, never the shard's."""
+    root, info = Path(work), ShardInfo(**shard_info)
+    marker = ids_path(root, shard)
     if marker.exists():
         return int(np.load(marker)["doc_id"].size)
-    table = read_shard(Path(input_dir), ShardInfo(**shard_info))
-    texts = table.column("text").to_pylist()
-    parts, shingled = [], []
-    for start in range(0, max(len(texts), 1), SIGNATURE_BATCH_DOCS):  # one batch's shingle hashes at a time
-        hashes, offsets = shingle_hashes(texts[start:start + SIGNATURE_BATCH_DOCS], cfg.shingle_size)
-        parts.append(signatures(hashes, offsets, cfg.num_perm, cfg.seed))
-        shingled.append(np.diff(offsets) > 0)
     rank = {name: i for i, name in enumerate(cfg.category_priority)}
-    write_signature_outputs(
-        Path(work), shard, table.column("doc_id").to_numpy(), np.array(exact_keys(texts), dtype="S16"),
-        np.concatenate(parts), np.concatenate(shingled),
-        np.array([rank.get(c, len(rank)) for c in table.column("category").to_pylist()], dtype=np.int16),
-        _quality(table, cfg.quality_signal), cfg)
-    return table.num_rows
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in ("doc_id", "exact", "bands", "band_rows", "rank",
+                                                                  "quality")}
+    rows = 0
+    with signature_writer(root, shard, info.rows, cfg.num_perm) as sink:
+        for batch in iter_batches(Path(input_dir), info):
+            for start in range(0, batch.num_rows, SIGNATURE_BATCH_DOCS):
+                part = batch.slice(start, SIGNATURE_BATCH_DOCS)
+                texts = part.column("text").to_pylist()
+                sigs = signatures(*shingle_hashes(texts, cfg.shingle_size), cfg.num_perm, cfg.seed)
+                sink.write(sigs.tobytes())
+                keys, key_rows = signature_band_keys(sigs, rows, cfg)
+                columns["bands"].append(keys)
+                columns["band_rows"].append(key_rows)
+                columns["doc_id"].append(part.column("doc_id").to_numpy())
+                columns["exact"].append(np.array(exact_keys(texts), dtype="S16"))
+                columns["rank"].append(np.array([rank.get(c, len(rank)) for c in part.column("category").to_pylist()],
+                                                dtype=np.int16))
+                columns["quality"].append(_quality(part, cfg.quality_signal))
+                rows += part.num_rows
+        if rows != info.rows:
+            raise KilnError(f"dedup: input shard {info.path} holds {rows:,} rows, its manifest says {info.rows:,}")
+    dtypes = {"doc_id": np.int64, "exact": "S16", "bands": np.uint64, "band_rows": np.int32, "rank": np.int16,
+              "quality": np.float64}
+    arrays = {name: np.concatenate(parts) if parts else np.zeros(0, dtypes[name]) for name, parts in columns.items()}
+    write_signature_outputs(root, shard, arrays["doc_id"], arrays["exact"], arrays["bands"], arrays["band_rows"],
+                            arrays["rank"], arrays["quality"], cfg)
+    return rows
 
 
 def _candidate_similarity(work: Path, edges: np.ndarray, doc_id: np.ndarray, shard: np.ndarray,
