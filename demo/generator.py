@@ -11,6 +11,7 @@ from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,6 +55,8 @@ FILES = {
 }
 ZSTD_LEVEL = 3
 PARQUET_ROW_GROUP = 1000
+PARQUET_COLUMNS = ("id", "text", "url", "source", "category")
+COUNTED = ("lang", "category", "source", "defect", "ingest", "expected")
 POOL_SIZE = 400
 
 _EDIT_WORDS = {
@@ -136,13 +139,15 @@ def _open_jsonl(stack: ExitStack, path: Path):
 
 
 class _CorpusWriter:
-    """Appends records to the corpus files; each call returns (location, position) of the record."""
+    """Appends records to the corpus files; each call returns (location, position) of the record. The encyclopedia
+    Parquet file is written a row group at a time."""
 
     def __init__(self, corpus_dir: Path, streams: dict) -> None:
         self.dir = corpus_dir
         self._streams = streams
         self.counts: Counter[str] = Counter()
-        self._rows: dict[str, list] = {name: [] for name in ("id", "text", "url", "source", "category")}
+        self._rows: dict[str, list] = {name: [] for name in PARQUET_COLUMNS}
+        self._parquet: pq.ParquetWriter | None = None
 
     def line(self, name: str, data: bytes) -> tuple[str, int]:
         self._streams[name].write(data + b"\n")
@@ -154,6 +159,8 @@ class _CorpusWriter:
             values.append(fields[key])
         name = FILES["encyclopedia"]
         self.counts[name] += 1
+        if len(self._rows["id"]) == PARQUET_ROW_GROUP:
+            self._flush_rows()
         return f"{name}:row {self.counts[name] - 1}", self.counts[name] - 1
 
     def text_file(self, name: str, text: str) -> tuple[str, int]:
@@ -161,17 +168,60 @@ class _CorpusWriter:
         self.counts[TXT_DIR] += 1
         return f"{TXT_DIR}/{name}", 0
 
-    def write_parquet(self) -> None:
+    def _flush_rows(self) -> None:
         table = pa.table({key: pa.array(values, pa.string()) for key, values in self._rows.items()})
-        pq.write_table(table, self.dir / FILES["encyclopedia"], row_group_size=PARQUET_ROW_GROUP)
+        if self._parquet is None:
+            self._parquet = pq.ParquetWriter(self.dir / FILES["encyclopedia"], table.schema)
+        self._parquet.write_table(table, row_group_size=PARQUET_ROW_GROUP)
+        for values in self._rows.values():
+            values.clear()
+
+    def close(self) -> None:
+        """Write the last rows and close the Parquet file (written, with no rows, even when no record went there)."""
+        if self._rows["id"] or self._parquet is None:
+            self._flush_rows()
+        self._parquet.close()
+
+
+class _TruthWriter:
+    """Truth records streamed to a scratch file per corpus file (a file's records arrive in their order), joined
+    into truth.jsonl in file order; the counts kept as the records arrive."""
+
+    def __init__(self, out_dir: Path, stack: ExitStack) -> None:
+        self.dir = out_dir
+        self._stack = stack
+        self._scratch: dict[str, tuple[Path, TextIO]] = {}
+        self.counters: dict[str, Counter[str]] = {key: Counter() for key in COUNTED}
+
+    def add(self, file: str, record: TruthRecord) -> None:
+        """Record ``record``, which lies in ``file`` (the folder, for a text file)."""
+        if file not in self._scratch:
+            path = self.dir / f".truth-{len(self._scratch)}.tmp"
+            self._scratch[file] = (path, self._stack.enter_context(path.open("w", encoding="utf-8")))
+        self._scratch[file][1].write(record.to_json() + "\n")
+        for key in ("lang", "category", "source", "ingest", "expected"):
+            self.counters[key][getattr(record, key)] += 1
+        for defect in record.defects or (["clean"] if record.ingest == "ok" else []):
+            self.counters["defect"][defect] += 1
+
+    def finish(self, path: Path) -> dict[str, dict[str, int]]:
+        """Write ``path`` and remove the scratch files; returns the counts."""
+        with open(path, "wb") as out:
+            for file in sorted(self._scratch):
+                scratch, handle = self._scratch[file]
+                handle.close()
+                with open(scratch, "rb") as part:
+                    shutil.copyfileobj(part, out)
+                scratch.unlink()
+        return {key: dict(sorted(counter.items())) for key, counter in self.counters.items()}
 
 
 class _Generator:
-    def __init__(self, rng: random.Random, writer: _CorpusWriter) -> None:
+    def __init__(self, rng: random.Random, writer: _CorpusWriter, truth: _TruthWriter) -> None:
         self.rng = rng
         self.writer = writer
         self.pool: list[_Doc] = []
-        self.truth: list[tuple[tuple[str, int], TruthRecord]] = []
+        self.truth = truth
 
     def _category(self, exclude: tuple[str, ...] = ()) -> str:
         names = [c for c in CATEGORY_WEIGHTS if c not in exclude]
@@ -292,15 +342,11 @@ class _Generator:
         if label == "clean":
             self._remember(_Doc(sid, planted.text, planted.lang, planted.category))
         expected = "keep" if ingest == "ok" and set(planted.defects) <= set(KEPT_DEFECTS) else "drop"
-        rel = location if file == TXT_DIR else file
-        self.truth.append((
-            (rel, position),
-            TruthRecord(
-                record=location, file=rel, source_id=sid, lang=planted.lang, category=planted.category,
-                source=source, defects=planted.defects, ingest=ingest, dup_of=planted.dup_of,
-                jaccard=planted.jaccard, timestamps=list(planted.timestamps), orig_sha256=planted.orig_sha256,
-                expected=expected,
-            ),
+        self.truth.add(file, TruthRecord(
+            record=location, file=location if file == TXT_DIR else file, source_id=sid, lang=planted.lang,
+            category=planted.category, source=source, defects=planted.defects, ingest=ingest, dup_of=planted.dup_of,
+            jaccard=planted.jaccard, timestamps=list(planted.timestamps), orig_sha256=planted.orig_sha256,
+            expected=expected,
         ))
 
 
@@ -323,19 +369,6 @@ def _ingest_line(rng: random.Random, ingest: str, fields: dict) -> bytes:
     return line.encode("utf-8")
 
 
-def _counts(truth: list[TruthRecord]) -> dict[str, dict[str, int]]:
-    counters = {key: Counter() for key in ("lang", "category", "source", "defect", "ingest", "expected")}
-    for r in truth:
-        counters["lang"][r.lang] += 1
-        counters["category"][r.category] += 1
-        counters["source"][r.source] += 1
-        counters["ingest"][r.ingest] += 1
-        counters["expected"][r.expected] += 1
-        for defect in r.defects or (["clean"] if r.ingest == "ok" else []):
-            counters["defect"][defect] += 1
-    return {key: dict(sorted(counter.items())) for key, counter in counters.items()}
-
-
 def generate_demo_corpus(out_dir: Path, n_docs: int = 20000, seed: int = 1234) -> DemoSummary:
     """Write out_dir/corpus/* (replacing an earlier corpus there), out_dir/truth.jsonl and out_dir/demo.json.
 
@@ -348,8 +381,8 @@ def generate_demo_corpus(out_dir: Path, n_docs: int = 20000, seed: int = 1234) -
         if not is_disk_full(err):
             raise
         shutil.rmtree(out_dir / "corpus", ignore_errors=True)
-        for name in ("truth.jsonl", "demo.json"):
-            (out_dir / name).unlink(missing_ok=True)
+        for path in [out_dir / "truth.jsonl", out_dir / "demo.json", *out_dir.glob(".truth-*.tmp")]:
+            path.unlink(missing_ok=True)
         raise disk_full_error("demo corpus", out_dir, n_docs * BYTES_PER_RECORD) from None
 
 
@@ -360,9 +393,11 @@ def _generate(out_dir: Path, n_docs: int, seed: int) -> DemoSummary:
     if corpus_dir.exists():
         shutil.rmtree(corpus_dir)
     (corpus_dir / TXT_DIR).mkdir(parents=True)
+    truth_path = out_dir / "truth.jsonl"
     with ExitStack() as stack:
         writer = _CorpusWriter(corpus_dir, {name: _open_jsonl(stack, corpus_dir / name) for name in JSONL_FILES})
-        generator = _Generator(rng, writer)
+        truth = _TruthWriter(out_dir, stack)
+        generator = _Generator(rng, writer, truth)
         for index in range(len(labels)):
             try:
                 generator.record(index, labels[index])
@@ -370,12 +405,9 @@ def _generate(out_dir: Path, n_docs: int, seed: int) -> DemoSummary:
                 later = labels.index("clean", index + 1)
                 labels[index], labels[later] = labels[later], labels[index]
                 generator.record(index, labels[index])
-    writer.write_parquet()
-    truth = [record for _, record in sorted(generator.truth, key=lambda item: item[0])]
-    truth_path = out_dir / "truth.jsonl"
-    truth_path.write_text("".join(r.to_json() + "\n" for r in truth), encoding="utf-8")
+        writer.close()
+        counts = truth.finish(truth_path)
     files = dict(sorted(writer.counts.items()))
-    counts = _counts(truth)
     summary = {"seed": seed, "n_docs": n_docs, "corpus_dir": "corpus", "truth": "truth.jsonl", "files": files,
                "counts": counts}
     atomic_write_json(out_dir / "demo.json", summary, indent=2, sort_keys=True)

@@ -71,6 +71,7 @@ NODE_COLUMNS = {"doc_id": "int64", "category_rank": "int16", "quality": "float64
 MEMBER_COLUMNS = {"label": "int64", **NODE_COLUMNS}
 DECISION_COLUMNS = {"doc_id": "int64", "kept_id": "int64", "reason": "int8", "cluster_size": "int32"}
 SIGNATURE_BATCH_DOCS = 4096  # a signature task's memory follows this, not its shard's size
+SIMILARITY_BATCH_EDGES = 8192  # an LSH task holds the signature rows of this many candidate edges at a time
 
 
 def _quality(table: pa.Table, column: str) -> np.ndarray:
@@ -169,21 +170,27 @@ def signature_task(input_dir: str, shard_info: dict, shard: int, work: str, cfg:
 
 def _candidate_similarity(work: Path, edges: np.ndarray, doc_id: np.ndarray, shard: np.ndarray,
                           row: np.ndarray) -> np.ndarray:
-    """Signature Jaccard estimate of each candidate edge, reading only its two signature rows."""
+    """Signature Jaccard estimate of each candidate edge, reading only its two signature rows, SIMILARITY_BATCH_EDGES
+    edges at a time (each shard's signature file mapped only while its rows of the batch are read)."""
     similarity = np.zeros(len(edges))
     if not len(edges):
         return similarity
     order = np.argsort(doc_id, kind="stable")
     at = order[np.searchsorted(doc_id[order], edges.ravel())]
-    ends_shard, ends_row = shard[at], row[at]
-    both = None
-    for number in np.unique(ends_shard):
-        here = ends_shard == number
-        sigs = np.load(signature_path(work, int(number)), mmap_mode="r")
-        if both is None:
-            both = np.empty((edges.size, sigs.shape[1]), dtype=sigs.dtype)
-        both[here] = sigs[ends_row[here]]
-    return (both[0::2] == both[1::2]).mean(axis=1)
+    ends_shard, ends_row = shard[at].reshape(-1, 2), row[at].reshape(-1, 2)
+    for start in range(0, len(edges), SIMILARITY_BATCH_EDGES):
+        batch_shard = ends_shard[start:start + SIMILARITY_BATCH_EDGES].ravel()
+        batch_row = ends_row[start:start + SIMILARITY_BATCH_EDGES].ravel()
+        both = None
+        for number in np.unique(batch_shard):
+            here = batch_shard == number
+            sigs = np.load(signature_path(work, int(number)), mmap_mode="r")
+            if both is None:
+                both = np.empty((batch_shard.size, sigs.shape[1]), dtype=sigs.dtype)
+            both[here] = sigs[batch_row[here]]
+            del sigs
+        similarity[start:start + len(both) // 2] = (both[0::2] == both[1::2]).mean(axis=1)
+    return similarity
 
 
 def lsh_partition_task(work: str, partition: int, cfg: DedupConfig) -> dict:
