@@ -47,24 +47,25 @@ def fault_point(name: str) -> None:
         _kill_the_run()
 
 
-def _session_members(session: int) -> list[int]:
-    """Every other process whose session id is ``session`` (from /proc/<pid>/stat)."""
+def session_members(session: int) -> list[int]:
+    """The live processes (zombies left out) whose session id is ``session``, from /proc/<pid>/stat."""
     members = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            state, *fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        pid = int(stat.parent.name)
-        if int(fields[3]) == session and pid != os.getpid():
-            members.append(pid)
+        if int(fields[2]) == session and state not in ("Z", "X"):  # fields: ppid, pgrp, session, ...
+            members.append(int(stat.parent.name))
     return members
 
 
 def _kill_the_run() -> None:
     me = os.getpid()
     if os.getsid(0) == me:
-        for pid in _session_members(me):
+        for pid in session_members(me):
+            if pid == me:
+                continue
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     if os.getpgid(0) == me:

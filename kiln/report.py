@@ -160,7 +160,7 @@ def _ingest_section(stage: StageData) -> str:
     by_format: dict[str, list[int]] = {}
     for info in stage.manifest.input.get("files", []):
         entry = by_format.setdefault(str(info.get("format", "?")), [0, 0])
-        entry[0] += 1
+        entry[0] += int(info.get("files", 1))  # a folder of text files is one entry
         entry[1] += int(info.get("bytes", 0))
     rows = [[fmt, f"{n:,}", human_bytes(size)] for fmt, (n, size) in sorted(by_format.items())]
     files = "<h3>Input files</h3>" + table(["format", "files", "bytes"], rows, numeric={1, 2}) if rows else ""

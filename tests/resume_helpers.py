@@ -15,28 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from common.faults import FAULT_ENV
+from common.faults import FAULT_ENV, session_members
 from common.runner import run_stage
 from tests.conftest import REPO, child_env, make_config
 
 pytestmark = pytest.mark.slow
 
 SKIPPED = ("_work", "_logs", "_stats.json")  # resume state, logs and wall times: not part of the output
-
-
-def session_survivors(session: int) -> list[int]:
-    """Processes of the session ``session`` (a run started with start_new_session) that are still running."""
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            state, *fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == session and state not in ("Z", "X"):  # fields: ppid, pgrp, session, ...
-            alive.append(int(entry.name))
-    return alive
 
 
 def run_to_fault(args: list[str], fault: str, log: Path, timeout: float = 300) -> None:
@@ -53,13 +38,13 @@ def run_to_fault(args: list[str], fault: str, log: Path, timeout: float = 300) -
         try:
             returncode = proc.wait(timeout=timeout)
         finally:
-            for pid in session_survivors(proc.pid):
+            for pid in session_members(proc.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             proc.kill()
             proc.wait()
     deadline = time.monotonic() + 30
-    while session_survivors(proc.pid) and time.monotonic() < deadline:
+    while session_members(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert returncode == -signal.SIGKILL, (
         f"{args} with {FAULT_ENV}={fault} exited {returncode} instead of being killed:\n{log.read_text()[-3000:]}")

@@ -17,6 +17,7 @@ from common.errors import UnreadableFileError
 from common.manifest import Manifest
 from common.schema import DOC_ID_STRIDE
 from common.shards import read_shard
+from stages.ingest.plan import describe_inputs, resolve_inputs
 from stages.ingest.readers import transcode
 from stages.ingest.stage import STAGE
 from tests.conftest import make_config
@@ -92,6 +93,11 @@ def test_txt_folder_one_document_per_file(tmp_path: Path, run):
     assert {d["source"] for d in docs} == {"poems"}
     assert {d["category"] for d in docs} == {"literature"}
     assert manifest.input["ignored"] == ["poems/notes.md"]
+    folder_entry = {k: v for k, v in manifest.input["files"][0].items() if k != "sampled"}
+    assert folder_entry == {"name": "poems", "format": "txt", "files": len(DOCS),
+                            "bytes": sum(len(d["text"].encode()) for d in DOCS)}
+    (folder / "01.txt").write_text(DOCS[1]["text"] + " ", encoding="utf-8")
+    assert describe_inputs(resolve_inputs([str(folder)])[0], "sampled") != manifest.input["files"]
 
 
 ZH_PARAGRAPH = ("长江是中国最长的河流，全长约六千三百公里。它发源于青藏高原，流经十一个省、自治区和直辖市，"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import logging
 import os
 from dataclasses import dataclass
@@ -199,6 +200,27 @@ def describe_input(path: Path, name: str, file_format: str, fingerprint: str) ->
     return {"name": name, "format": file_format, "bytes": path.stat().st_size, fingerprint: digest}
 
 
+def describe_inputs(files: list[InputFile], fingerprint: str) -> list[dict]:
+    """``describe_input`` of each JSONL, Parquet or compressed file; the text files of a folder as one entry (the
+    folder, how many files, their bytes, and one sha256 over each file's name, size and hash), so that a folder
+    of millions of documents adds one line to the plan, not millions."""
+    described: list[dict] = []
+    folders: dict[Path, tuple[dict, hashlib._Hash]] = {}
+    for file in files:
+        one = describe_input(file.path, file.name, file.format, fingerprint)
+        if file.format != "txt":
+            described.append(one)
+            continue
+        if file.path.parent not in folders:
+            folders[file.path.parent] = ({"name": str(Path(file.name).parent), "format": "txt", "files": 0,
+                                          "bytes": 0}, hashlib.sha256())
+        folder, digest = folders[file.path.parent]
+        folder["files"] += 1
+        folder["bytes"] += one["bytes"]
+        digest.update(f"{file.path.name}\t{one['bytes']}\t{one[fingerprint]}\n".encode())
+    return described + [folder | {fingerprint: digest.hexdigest()} for folder, digest in folders.values()]
+
+
 def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
     """The ingest plan: one unit per byte range / row-group range / compressed file / txt batch."""
     files, ignored = resolve_inputs(cfg.ingest.input)
@@ -207,5 +229,4 @@ def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
         log.warning("ignoring %d file(s) of unknown format in the input folders: %s", len(ignored), shown)
     specs = plan_units(files, cfg.ingest)
     units = [WorkUnit(index=i, spec=spec) for i, spec in enumerate(specs)]
-    described = [describe_input(f.path, f.name, f.format, cfg.ingest.input_fingerprint) for f in files]
-    return Plan(units=units, input={"files": described, "ignored": ignored})
+    return Plan(units=units, input={"files": describe_inputs(files, cfg.ingest.input_fingerprint), "ignored": ignored})

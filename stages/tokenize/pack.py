@@ -30,7 +30,7 @@ from common.hashing import mix64, seeded_draws
 from common.runner import WORK_DIR
 from common.shards import ShardInfo, iter_batches
 
-CHUNK_TOKENS = 1 << 23
+CHUNK_TOKENS = 1 << 20  # tokens gathered at a time: _gather's index arrays take 8 bytes a token
 
 
 @dataclass
@@ -171,14 +171,16 @@ def pack_stream(stage_dir: Path, stem: str, shards: list[ShardInfo], seed: int,
         order = shuffled_order(ids, np.concatenate(repeats) if repeats else np.zeros(0, np.int64), seed)
         offsets = np.zeros(order.size + 1, np.int64)
         np.cumsum(doc_lengths[order], out=offsets[1:])
-        flat = np.memmap(scratch, dtype=np.uint16, mode="r") if doc_lengths.sum() else np.zeros(0, np.uint16)
         bin_path, idx_path = stage_dir / f"{stem}.bin", stage_dir / f"{stem}.idx"
         with atomic_stream(bin_path) as out:
             begin = 0
             while begin < order.size:
                 end = max(int(np.searchsorted(offsets, offsets[begin] + CHUNK_TOKENS, side="right")) - 1, begin + 1)
                 chosen = order[begin:end]
+                # Mapped for one chunk only: the pages a chunk reads leave the process with the mapping.
+                flat = np.memmap(scratch, dtype=np.uint16, mode="r") if offsets[-1] else np.zeros(0, np.uint16)
                 out.write(_gather(flat, starts[chosen], doc_lengths[chosen]))
+                del flat
                 begin = end
             bin_sha = out.digest.hexdigest()
         with atomic_stream(idx_path) as out:

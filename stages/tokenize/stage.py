@@ -17,13 +17,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from tokenizers import Tokenizer
 
 from common.config import KilnConfig
 from common.errors import KilnError
 from common.faults import fault_point
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.manifest import manifest_sha256, require_manifest
-from common.runner import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit
+from common.ray_cluster import stage_resource
+from common.runner import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit, run_tasks
 from common.schema import CATEGORY_TYPE
 from common.shards import ShardInfo, iter_batches
 from common.tokenizer import check_fits_uint16, largest_id, load_tokenizer, special_ids
@@ -72,6 +74,21 @@ def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
     return Plan(units=units, input=source)
 
 
+def train_on_sample(input_dir: str, shards: list[dict], tcfg: TokenizeConfig) -> dict:
+    """A Ray task, so that the driver never holds the trainer's memory (about 30 bytes a byte of sample): train the
+    tokenizer on the seeded sample of ``shards``; returns its JSON and the sample's documents and bytes."""
+    infos = [ShardInfo(**shard) for shard in shards]
+    texts = sample_texts(Path(input_dir), infos, tcfg.sample_bytes, tcfg.seed)
+    size = sum(len(t.encode("utf-8")) for t in texts)
+    if size < tcfg.min_sample_bytes:
+        raise KilnError(
+            f"tokenize: the training split holds {size:,} bytes of text in {len(texts):,} documents, below "
+            f"tokenize.min_sample_bytes {tcfg.min_sample_bytes:,}: a tokenizer trained on it would be useless. "
+            f"Give the mix more documents (see `kiln status {Path(input_dir).parent}` for what was dropped), pass a "
+            "trained tokenizer (tokenize.tokenizer_path), or lower tokenize.min_sample_bytes")
+    return {"tokenizer": train_tokenizer(texts, tcfg.vocab_size).to_str(), "documents": len(texts), "bytes": size}
+
+
 def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
     """Train (or copy) the tokenizer once, then choose the encoder once; both are reused on resume."""
     assert input_dir is not None
@@ -87,22 +104,16 @@ def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: loggi
         log.info("tokenize: using %s", source)
     else:
         start = time.perf_counter()
-        texts = sample_texts(input_dir, train_shards, tcfg.sample_bytes, tcfg.seed)
-        size = sum(len(t.encode("utf-8")) for t in texts)
-        if size < tcfg.min_sample_bytes:
-            raise KilnError(
-                f"tokenize: the training split holds {size:,} bytes of text in {len(texts):,} documents, below "
-                f"tokenize.min_sample_bytes {tcfg.min_sample_bytes:,}: a tokenizer trained on it would be useless. "
-                f"Give the mix more documents (see `kiln status {input_dir.parent}` for what was dropped), pass a "
-                "trained tokenizer (tokenize.tokenizer_path), or lower tokenize.min_sample_bytes")
-        log.info("tokenize: training a %d-token byte-level BPE on %d documents (%.1f MB)",
-                 tcfg.vocab_size, len(texts), size / 1e6)
-        tokenizer = train_tokenizer(texts, tcfg.vocab_size)
+        log.info("tokenize: training a %d-token byte-level BPE on up to %.1f MB of the training split",
+                 tcfg.vocab_size, tcfg.sample_bytes / 1e6)
+        [trained] = run_tasks(train_on_sample, [(str(input_dir), [s.to_dict() for s in train_shards], tcfg)], cfg,
+                              "tokenize BPE", log, "tokenize.bpe_task", resource=stage_resource(cfg.ray, "tokenize"))
+        tokenizer = Tokenizer.from_str(trained["tokenizer"])
         fault_point("tokenize.bpe")
         check_fits_uint16(tokenizer, str(path))
-        atomic_write_bytes(path, tokenizer.to_str().encode("utf-8"))
-        log.info("tokenize: %d ids trained in %.1f s -> %s", largest_id(tokenizer) + 1,
-                 time.perf_counter() - start, path)
+        atomic_write_bytes(path, trained["tokenizer"].encode("utf-8"))
+        log.info("tokenize: %d ids trained on %d documents (%.1f MB) in %.1f s -> %s", largest_id(tokenizer) + 1,
+                 trained["documents"], trained["bytes"] / 1e6, time.perf_counter() - start, path)
     choice_path = stage_dir / WORK_DIR / ENCODER_NAME
     if not choice_path.exists():
         texts = list(leading_texts(input_dir, train_shards, VERIFY_BYTES))

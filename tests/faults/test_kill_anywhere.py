@@ -22,10 +22,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from common.faults import session_members
 from common.manifest import require_manifest
 from common.pipeline import STAGE_ORDER
 from tests.conftest import REPO, child_env, cli
-from tests.resume_helpers import output_files, session_survivors
+from tests.resume_helpers import output_files
 
 pytestmark = pytest.mark.slow
 
@@ -52,12 +53,12 @@ def _run_and_kill(stage: str, data: Path, after: float, log: Path) -> bool:
         except subprocess.TimeoutExpired:
             pass
         finally:
-            for pid in [process.pid, *session_survivors(process.pid)]:
+            for pid in [process.pid, *session_members(process.pid)]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             process.wait()
     deadline = time.monotonic() + 30
-    while session_survivors(process.pid) and time.monotonic() < deadline:
+    while session_members(process.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     return True
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from common.faults import FAULT_ENV
+from common.faults import FAULT_ENV, session_members
 from common.manifest import require_manifest
 from tests.conftest import REPO, child_env
-from tests.resume_helpers import assert_same_output, resume_stage, run_to_fault, session_survivors, units_done
+from tests.resume_helpers import assert_same_output, resume_stage, run_to_fault, units_done
 from tests.test_pipeline_demo import shared_demo_run
 
 pytestmark = pytest.mark.slow
@@ -117,7 +117,7 @@ def test_dedup_killed_before_saving_its_decisions_resumes_byte_identical(demo: P
 def _process_groups(session: int) -> dict[int, int]:
     """pid -> process group of every still running process of the session."""
     groups = {}
-    for pid in session_survivors(session):
+    for pid in session_members(session):
         with contextlib.suppress(OSError):
             groups[pid] = os.getpgid(pid)
     return groups
@@ -136,7 +136,7 @@ def test_a_fault_kills_every_process_of_the_run(tmp_path: Path):
             time.sleep(0.01)
         survivors = _process_groups(proc.pid)
     finally:
-        for pid in session_survivors(proc.pid):
+        for pid in session_members(proc.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert survivors == {}, f"still running after the kill (pid: process group): {survivors}"
