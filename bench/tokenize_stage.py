@@ -26,7 +26,6 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
-from clean import read_corpus  # noqa: E402
 from measure import driver_args, driver_parser, log, peak_rss_mb, pin_to_core, write_report  # noqa: E402
 
 from common.config import KilnConfig, load_config  # noqa: E402
@@ -36,7 +35,9 @@ from common.shards import write_shard  # noqa: E402
 from common.tokenizer import load_tokenizer  # noqa: E402
 from common.tokens import TokenDataset  # noqa: E402
 from demo.generator import generate_demo_corpus  # noqa: E402
+from stages.ingest.documents import read_documents  # noqa: E402
 from stages.tokenize.bpe import train_tokenizer  # noqa: E402
+from stages.tokenize.config import TokenizeConfig  # noqa: E402
 from stages.tokenize.encoders import make_encoder  # noqa: E402
 from stages.tokenize.sample import sample_texts  # noqa: E402
 from stages.tokenize.stage import ENCODER_NAME, STAGE, TOKENIZER_NAME, finalize, plan, prepare, process  # noqa: E402
@@ -48,8 +49,9 @@ WARMUP_DOCS = 64
 def parse_args() -> argparse.Namespace:
     parser = driver_parser(__doc__, 20000)
     parser.add_argument("--vocab-size", type=int, default=32000, help="tokenizer vocabulary (default 32000)")
-    parser.add_argument("--sample-mb", type=float, default=50.0,
-                        help="tokenizer training sample in MB (default 50, the config default)")
+    default_mb = TokenizeConfig().sample_bytes / 1e6
+    parser.add_argument("--sample-mb", type=float, default=default_mb,
+                        help=f"tokenizer training sample in MB (default {default_mb:.1f}, tokenize.sample_bytes)")
     parser.add_argument("--seq-len", type=int, default=2048, help="reader window length (default 2048)")
     parser.add_argument("--batch", type=int, default=32, help="windows per reader batch (default 32)")
     parser.add_argument("--reads", type=int, default=4000, help="random windows read per reader method (default 4000)")
@@ -136,7 +138,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict:
     summary = generate_demo_corpus(work / "demo", args.docs, args.seed)
     cfg = load_config([], [f"tokenize.vocab_size={args.vocab_size}", f"tokenize.seq_len={args.seq_len}",
                            f"tokenize.sample_bytes={int(args.sample_mb * 1e6)}"])
-    docs = read_corpus(summary.corpus_dir, cfg)
+    docs = read_documents([str(summary.corpus_dir)], cfg)
     texts = docs.column("text").to_pylist()
     total_bytes = sum(len(t.encode("utf-8")) for t in texts)
     mix_dir, stage_dir = work / "mix", work / "tokenize"
@@ -167,7 +169,8 @@ def measure(args: argparse.Namespace, work: Path) -> dict:
     unit = run_unit(cfg, mix_dir, stage_dir, chosen)
     log("timing the packing (finalize)")
     start = time.perf_counter()
-    finalize(cfg, stage_dir, [unit.pop("result")], quiet)
+    result = unit.pop("result")
+    finalize(cfg, stage_dir, [result], result.stats, quiet)
     pack_s = time.perf_counter() - start
     hf_unit.pop("result")
     packed = json.loads((stage_dir / "meta.json").read_text())["splits"]["train"]["tokens"]

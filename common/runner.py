@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -49,7 +50,7 @@ from common.resume import (
     remove_temporaries,
 )
 from common.shards import ShardInfo
-from common.stage_stats import build_stats
+from common.stage_stats import build_stats, merged_details
 from common.tasks import TaskRunner, run_tasks
 from common.units import WORK_DIR, MapStage, Plan, UnitContext, UnitResult, WorkUnit, merge_stats
 
@@ -180,7 +181,8 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
         log.info("%s is already done with this configuration (%s); --force reruns it", stage.name, stage_dir)
         return existing
 
-    done = {u.index: r for u in plan.units if (r := load_done(stage_dir, u)) is not None}
+    # A result's stats stay in its done marker until they are merged (merged_details): units grow with the corpus.
+    done = {u.index: replace(r, stats={}) for u in plan.units if (r := load_done(stage_dir, u)) is not None}
     pending = [u for u in plan.units if u.index not in done]
     if done:
         log.info("resuming %s: %d of %d units already done", stage.name, len(done), len(plan.units))
@@ -192,7 +194,7 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
         prepare_seconds = time.perf_counter() - prepare_start
     if pending:
         for result in _execute(stage, cfg, stage_dir, input_dir, pending, log):
-            done[result.index] = result
+            done[result.index] = replace(result, stats={})
 
     remove_temporaries(stage_dir)  # what workers killed mid-unit left (their units were rerun)
     results = [done[u.index] for u in plan.units]
@@ -205,8 +207,9 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
             excluded.setdefault(reason, []).append(info)
         for name, info in result.outputs.items():
             outputs.setdefault(name, []).append(info)
+    details = merged_details(stage_dir, plan.units)
     if stage.finalize is not None:
-        outputs |= stage.finalize(cfg, stage_dir, results, log)
+        outputs |= stage.finalize(cfg, stage_dir, results, details, log)
     manifest = Manifest(
         stage=stage.name,
         code_version=code_version(*stage.packages, f"stages/{stage.name}"),
@@ -219,7 +222,7 @@ def _run_stage(stage: MapStage, cfg: KilnConfig, data_dir: Path, force: bool, lo
         outputs=outputs,
     )
     wall = time.perf_counter() - wall_start
-    stats = build_stats(stage.name, cfg, results, run=len(pending), total=total, started=started, wall=wall,
+    stats = build_stats(stage.name, cfg, results, details, run=len(pending), total=total, started=started, wall=wall,
                         prepare_seconds=prepare_seconds)
     fault_point(f"{stage.name}.manifest")
     atomic_write_json(stage_dir / STATS_NAME, stats)

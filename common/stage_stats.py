@@ -3,22 +3,25 @@ Ray it ran on, per-unit figures, and the stage-specific details its units record
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
 from dataclasses import asdict
 from datetime import datetime
+from pathlib import Path
 
 from common.config import KilnConfig
 from common.manifest import Accounting
 from common.ray_cluster import ray_description
-from common.units import STATS_LIST_CAP, UnitResult, merge_stats
+from common.units import STATS_LIST_CAP, UnitResult, WorkUnit, marker_path, merge_stats
 
 
-def build_stats(stage: str, cfg: KilnConfig, results: list[UnitResult], run: int, total: Accounting,
+def build_stats(stage: str, cfg: KilnConfig, results: list[UnitResult], details: dict, run: int, total: Accounting,
                 started: datetime, wall: float, prepare_seconds: float) -> dict:
-    """The stats.json of ``stage``: ``results`` of every unit (``run`` of them run now, the rest resumed),
-    their ``total`` accounting, when it started, its wall time and the seconds its prepare step took."""
+    """The stats.json of ``stage``: ``results`` of every unit (``run`` of them run now, the rest resumed), their
+    merged ``details`` (``merged_details``), ``total`` accounting, when it started, its wall time and the seconds
+    its prepare step took."""
     return {
         "stage": stage,
         "accounting": total.to_dict(),
@@ -32,14 +35,16 @@ def build_stats(stage: str, cfg: KilnConfig, results: list[UnitResult], run: int
         "host": _host_facts(cfg),
         "per_unit": [asdict(r.accounting) | {"index": r.index, "seconds": r.seconds, "peak_rss_mb": r.peak_rss_mb}
                      for r in results],
-        "details": _merged_details(results),
+        "details": details,
     }
 
 
-def _merged_details(results: list[UnitResult]) -> dict:
+def merged_details(stage_dir: Path, units: list[WorkUnit]) -> dict:
+    """The stage-specific stats of every unit in ``units``, merged in plan order (lists capped at STATS_LIST_CAP),
+    read from one done marker at a time."""
     merged: dict = {}
-    for result in results:
-        merge_stats(merged, result.stats, STATS_LIST_CAP)
+    for unit in units:
+        merge_stats(merged, json.loads(marker_path(stage_dir, unit.index).read_bytes())["stats"], STATS_LIST_CAP)
     return merged
 
 

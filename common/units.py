@@ -237,7 +237,7 @@ class MapStage:
     prepare: Callable[[KilnConfig, Path | None, Path, logging.Logger], None] | None = None
     # A global step after the map units and before the manifest (e.g. packing tokens): it
     # returns more named outputs (files written atomically, with their checksums) for the manifest.
-    finalize: Callable[[KilnConfig, Path, list[UnitResult], logging.Logger], dict[str, list[ShardInfo]]] | None = None
+    finalize: Callable[[KilnConfig, Path, list[UnitResult], dict, logging.Logger], dict[str, list[ShardInfo]]] | None = None
 
     @property
     def input_stage(self) -> str | None:

@@ -35,7 +35,6 @@ from common.runner import (
     UnitResult,
     WorkUnit,
     input_schema_with,
-    merge_stats,
     run_tasks,
     shard_plan,
 )
@@ -243,13 +242,12 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
         })
 
 
-def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: logging.Logger) -> dict:
-    """Write mix_summary.json: planned vs realized tokens per category, source and language."""
+def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], details: dict,
+             log: logging.Logger) -> dict:
+    """Write mix_summary.json: planned vs realized tokens per category, source and language (``details``: the
+    units' merged stats)."""
     plan = json.loads((stage_dir / WORK_DIR / PLAN).read_text())
-    totals: dict = {}
-    for result in results:
-        merge_stats(totals, result.stats, list_cap=0)
-    realized = totals.get("realized_tokens", {"category": {}, "source": {}, "lang": {}})
+    realized = details.get("realized_tokens", {"category": {}, "source": {}, "lang": {}})
     planned_total = sum(plan["category_budget"].values()) or 1.0
     realized_total = sum(realized["category"].values()) or 1.0
     categories = sorted(set(plan["category_budget"]) | set(realized["category"]))
@@ -270,13 +268,13 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: l
             for s in sorted(set(plan["source_tokens"]) | set(realized["source"]))
         },
         "languages": {"realized_tokens": realized["lang"]},
-        "validation_tokens": totals.get("validation_tokens", {}),
+        "validation_tokens": details.get("validation_tokens", {}),
     }
     outputs = {"summary": [SUMMARY]}
     if cfg.mix.classifier.enabled:
         for name in (MODEL_NAME, REPORT_NAME):  # published beside the summary; _work/ keeps the run's copy
             atomic_write_bytes(stage_dir / name, (stage_dir / WORK_DIR / name).read_bytes())
-        summary["classifier"] = {**load_report(stage_dir).to_dict(), "labelled": totals.get("classified", {})}
+        summary["classifier"] = {**load_report(stage_dir).to_dict(), "labelled": details.get("classified", {})}
         outputs["classifier"] = [MODEL_NAME, REPORT_NAME]
     for category, row in summary["categories"].items():
         log.info("mix: %-13s planned %5.1f %%  realized %5.1f %%", category, 100 * row["planned_share"],

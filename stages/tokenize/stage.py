@@ -183,7 +183,8 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
                            "encoder": {encoder.name: part.num_rows}})
 
 
-def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], log: logging.Logger) -> dict[str, list[ShardInfo]]:
+def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], details: dict,
+             log: logging.Logger) -> dict[str, list[ShardInfo]]:
     """Pack each split into shuffled uint16 streams with their indexes (one unless the split holds more than
     tokenize.stream_max_documents documents), then write meta.json."""
     tcfg = cfg.tokenize
