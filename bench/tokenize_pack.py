@@ -27,6 +27,7 @@ from measure import add_core_argument, log, pin_to_core
 from common.files import file_sha256
 from common.runner import WORK_DIR
 from common.shards import ShardInfo
+from stages.tokenize.config import TokenizeConfig
 from stages.tokenize.pack import pack_split
 from stages.tokenize.stage import TOKENS_SCHEMA
 
@@ -109,10 +110,11 @@ def main() -> None:
     if len(rows) > 1:
         a, b = rows[0], rows[-1]
         per_copy = (b["peak_mb"] - a["peak_mb"]) * 2**20 / (b["documents"] - a["documents"])
+        stream = TokenizeConfig().stream_max_documents
         print(f"growth between the smallest and the largest size: {per_copy:.0f} bytes per document copy; "
               f"1 billion documents (2 billion copies) in one stream would need "
-              f"{per_copy * 2e9 / 2**30:,.0f} GiB on one node, a stream of tokenize.stream_max_documents = 10 M "
-              f"documents about {per_copy * 2e7 / 2**30:,.1f} GiB (at 2 copies per document)")
+              f"{per_copy * 2e9 / 2**30:,.0f} GiB on one node, a stream of tokenize.stream_max_documents = "
+              f"{stream:,} documents about {per_copy * 2 * stream / 2**30:,.2f} GiB (at 2 copies per document)")
 
 
 if __name__ == "__main__":

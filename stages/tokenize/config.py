@@ -33,10 +33,11 @@ class TokenizeConfig(Section):
     """Seed of the tokenizer's training sample and of the document order in the packed stream."""
     batch_docs: int = Field(default=1024, ge=1)
     """Documents encoded per batch inside a work unit."""
-    stream_max_documents: int = Field(default=10_000_000, ge=1)
+    stream_max_documents: int = Field(default=1_000_000, ge=1)
     """Most documents (before repeats) in one packed stream: a split with more is written as <split>-NNNNN.bin/.idx
-    streams of consecutive unit shards, read as one stream by the trainer. The packer holds about 250 bytes per
-    document copy of its stream (bench/tokenize_pack.py)."""
+    streams of consecutive unit shards, read as one stream by the trainer. The packer, on the driver, holds about 500
+    bytes per document copy of its stream at 400 tokens a document (bench/tokenize_pack.py: 1,074 MB for 1 M
+    documents, 2 M copies), so this bounds the driver near 1 GB whatever the corpus size."""
     encoder: Literal["auto", "hf", "tiktoken"] = "auto"
     """auto: tiktoken built from the tokenizer's vocabulary when it reproduces the HF ids on the probe texts and the
     first documents, else HF `tokenizers`; hf or tiktoken force one (tiktoken fails when it cannot reproduce the
