@@ -199,10 +199,10 @@ class _TruthWriter:
             path = self.dir / f".truth-{len(self._scratch)}.tmp"
             self._scratch[file] = (path, self._stack.enter_context(path.open("w", encoding="utf-8")))
         self._scratch[file][1].write(record.to_json() + "\n")
-        for key in ("lang", "category", "source", "ingest", "expected"):
-            self.counters[key][getattr(record, key)] += 1
-        for defect in record.defects or (["clean"] if record.ingest == "ok" else []):
-            self.counters["defect"][defect] += 1
+        for key in COUNTED:
+            if key != "defect":
+                self.counters[key][getattr(record, key)] += 1
+        self.counters["defect"].update(record.defects or (["clean"] if record.ingest == "ok" else []))
 
     def finish(self, path: Path) -> dict[str, dict[str, int]]:
         """Write ``path`` and remove the scratch files; returns the counts."""

@@ -178,7 +178,7 @@ def pack_stream(stage_dir: Path, stem: str, shards: list[ShardInfo], seed: int,
                 end = max(int(np.searchsorted(offsets, offsets[begin] + CHUNK_TOKENS, side="right")) - 1, begin + 1)
                 chosen = order[begin:end]
                 # Mapped for one chunk only: the pages a chunk reads leave the process with the mapping.
-                flat = np.memmap(scratch, dtype=np.uint16, mode="r") if offsets[-1] else np.zeros(0, np.uint16)
+                flat = np.memmap(scratch, dtype=np.uint16, mode="r")
                 out.write(_gather(flat, starts[chosen], doc_lengths[chosen]))
                 del flat
                 begin = end
