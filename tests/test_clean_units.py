@@ -350,6 +350,15 @@ def test_repair_fixes_mojibake_and_keeps_cjk_punctuation():
     assert repair("全角，！？：；（）ＡＢＣ") == "全角，！？：；（）ＡＢＣ"
 
 
+def test_a_closing_quote_that_lost_a_byte_stays_debris_and_its_document_is_dropped():
+    # ” is E2 80 9D; cp1252 has no 9D, so a lossy copy reads "â€" and ftfy would guess a dagger (E2 80 A0)
+    lossy = EN_PARAGRAPH.replace("the", "the â€œcoreâ€", 3)
+    assert "\u2020" not in repair(lossy) and "â€ " in repair(lossy)
+    assert _signals(repair(lossy))["q_mojibake_marks"] > 0
+    assert repair("a daggerâ€\xa0here and “quotesâ€\x9d there") == "a dagger†here and “quotes” there"  # nothing lost
+    assert repair("Smith† and Jones‡ are co-authors.") == "Smith† and Jones‡ are co-authors."
+
+
 def test_skipping_ftfy_never_changes_the_output():
     rng = random.Random(11)
     ranges = [(0x20, 0x7E), (0x2010, 0x2027), (0x3000, 0x303F), (0x3040, 0x30FF), (0x4E00, 0x9FFF),

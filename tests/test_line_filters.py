@@ -42,6 +42,7 @@ def _lines(text: str) -> list[str]:
     (EN_PROSE, ["Earn bonus credits when you sign up today.\nMessage us on WhatsApp: +44 7700 900123"]),
     (ZH_PROSE, ["限时特价，全场五折包邮！\n订购热线：13912345678"]),
     (ZH_PROSE, ["关注公众号，免费领取全套复习资料。", "客服微信：abc12345"]),
+    (ZH_PROSE, ["客服VX：kf4344（长按复制）"]),  # a Latin handle name right after Han characters
     # Prices and amounts in every form the fast scan marks: 满 before a digit, a numeral before 折, a currency code
     # after a digit, fullwidth digits.
     (ZH_PROSE, ["店庆满199减50，欢迎来电", "全场七折，咨询电话：０２１ ５５５５ ０１９９"]),
@@ -65,6 +66,7 @@ def test_ad_paragraphs_inside_prose_are_removed_and_the_prose_is_kept(prose, ads
     "It implies a by-the-book mentality; see also the entry on bureaucracy.",
     "Return a list of source lines and the starting line number for an object.",
     "The tour costs $15 for members; tickets can be bought at the door.",  # a price, no call
+    "Add the gluten-free flour and stir until smooth.",  # a call, and "free" only in a compound
     "0.41440500499993504 0.3955516149999312",
 ])
 def test_ordinary_lines_of_every_genre_stay(line):

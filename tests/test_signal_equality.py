@@ -17,7 +17,7 @@ from demo.generator import generate_demo_corpus
 from stages.clean.batch_text import BatchText
 from stages.clean.lid import prose_texts
 from stages.clean.navigation import line_kinds
-from stages.clean.repair import FTFY_CONFIG, repair
+from stages.clean.repair import FTFY_CONFIG, LOST_QUOTE_DEBRIS, repair
 from stages.clean.signals import compute_signals
 from stages.clean.spam import spam_matcher
 from stages.clean.timestamps import scrub_timestamps
@@ -31,12 +31,13 @@ PATTERNS = tuple(CFG.clean.spam_patterns)
 
 def clean_texts(inputs: list[str], check_repair: bool = False) -> list[str]:
     """The texts the clean stage computes signals on: ingested, repaired, timestamps scrubbed
-    (``check_repair``: first assert that each repair equals ftfy's on the whole text)."""
+    (``check_repair``: first assert that each repair equals ftfy's on the whole text, but where a closing quote lost
+    a byte, which repair leaves as debris)."""
     texts = read_documents(inputs, CFG).column("text").to_pylist()
     repaired = [repair(text) for text in texts]
     if check_repair:
         assert [i for i, (text, fixed) in enumerate(zip(texts, repaired, strict=True))
-                if fixed != ftfy.fix_text(text, config=FTFY_CONFIG)] == []
+                if fixed != ftfy.fix_text(text, config=FTFY_CONFIG) and LOST_QUOTE_DEBRIS not in text] == []
         assert sum(a != b for a, b in zip(texts, repaired, strict=True)) > 0.01 * len(texts)  # ftfy had work
     return [scrub_timestamps(text)[0] for text in repaired]
 

@@ -253,9 +253,22 @@ def chinese_poems(root: Path) -> Iterator[Document]:
             yield Document("poems", "zh", "literature", "poems-zh", f"{name}#{i}", page)
 
 
+_SECTION_HEADING = re.compile(r"^(\d+(\.\d+)*\.|第\s*\d+\s*章)\s")
+_LINK = re.compile(r"https?://")
+
+
+def _is_reference_entry(entry: str) -> bool:
+    """A fortune entry that is a manual's section, a project's charter or a linked article, not a saying or poem.
+
+    Debian's Chinese fortune file also carries sections of the Debian Reference, the Debian code
+    of conduct and social contract, and formula cards linking to encyclopedia articles.
+    """
+    return bool(_SECTION_HEADING.match(entry)) or "Debian" in entry or bool(_LINK.search(entry))
+
+
 def chinese_quotations(root: Path) -> Iterator[Document]:
-    """Pages of the Chinese fortune collection: sayings, proverbs, quotations with attributions."""
-    entries = fortune_entries(root / "usr/share/games/fortunes/chinese")
+    """Pages of the Chinese fortune collection: sayings, proverbs, poems, quotations with attributions."""
+    entries = [e for e in fortune_entries(root / "usr/share/games/fortunes/chinese") if not _is_reference_entry(e)]
     for i, page in enumerate(collection_pages(entries, 400)):
         yield Document("quotations", "zh", "literature", "fortunes-zh", f"chinese#{i}", page)
 

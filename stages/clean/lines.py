@@ -44,14 +44,14 @@ _PHONE_CUE = r"(?:电话|手机|热线|致电|来电|tel|phone|mobile|call|text|
 _CONTACT_RE = re.compile(
     r"(?<![\d.])1[3-9]\d{9}(?![\d.])"  # a Chinese mobile number
     rf"|{_PHONE_CUE}[^\n\d+]{{0,12}}(?:\+\d{{1,3}}[ \-]?)?\(?\d{{2,4}}\)?[ \-]?\d{{3,4}}[ \-]?\d{{3,4}}(?![\d.])"
-    r"|(?:微信|v信|\b(?:weixin|wechat|vx|qq|telegram|whatsapp|skype))(?:号|群)?\s*(?:id)?\s*[:：]\s*@?[a-z0-9_\-]{5,}"
+    r"|(?:微信|v信|(?<![a-z0-9])(?:weixin|wechat|vx|qq|telegram|whatsapp|skype))(?:号|群)?\s*(?:id)?\s*[:：]\s*@?[a-z0-9_\-]{5,}"
     r"|(?:微信|weixin|wechat|v信|vx|qq)(?:号|群)?\s*@?[a-z]*\d[a-z0-9_\-]{4,}")
 _IM_NAMES = ("微信", "v信", "weixin", "wechat", "vx", "qq", "telegram", "whatsapp", "skype")  # _CONTACT_RE's handles
 _DIGIT_RE = re.compile(r"\d")
 _LINK_RE = re.compile(r"https?://\S+|\bwww\.[a-z0-9\-]+\.[a-z]{2,}\S*|\b[\w.+\-]+@[a-z0-9\-]+\.[a-z.]{2,}")
 _OFFER_RE = re.compile(
     r"[$€£¥￥]\s?\d|\d+(?:\.\d+)?\s?(?:元|块|美元|usd|eur|rmb)\b|\d+\s?%\s?off\b|\d\s?折|[一二三四五六七八九]折"
-    r"|\b(?:free|discount|sale|coupon|promo(?:tion)?|deal|cheap|bonus)\b|免费|优惠|折扣|促销|特价|秒杀|包邮|满\d+减"
+    r"|(?<!-)\b(?:free|discount|sale|coupon|promo(?:tion)?|deal|cheap|bonus)\b|免费|优惠|折扣|促销|特价|秒杀|包邮|满\d+减"
     r"|\bcode\s+(?-i:(?=[A-Z0-9]{4,}\b)[A-Z]*\d[A-Z0-9]*)",
     re.IGNORECASE)
 _CALL_RE = re.compile(

@@ -46,9 +46,27 @@ def ftfy_may_change(line: str) -> bool:
 
 _NO_HTML_UNESCAPE = FTFY_CONFIG._replace(unescape_html=False)
 
+DAGGER = "\u2020"
+LOST_QUOTE_DEBRIS = "\u00e2\u20ac "  # "â€ ": E2 80 read as cp1252, then a space
+
+
+def _fix_line(line: str, config: ftfy.TextFixerConfig) -> str:
+    """ftfy's fix of one line, or the line as it was when the fix would invent a dagger.
+
+    ftfy reads the debris "â€ " as a dagger (bytes E2 80 A0) whose A0 byte became a space. The same
+    debris is what every closing quote ” (E2 80 9D) leaves when cp1252's undefined byte 9D is
+    dropped, which is far more common: the fix would put daggers where quotes were. Such a line is
+    lossy, and left as it came so that the mojibake rules see its debris.
+    """
+    fixed = ftfy.fix_text(line, config=config)
+    if LOST_QUOTE_DEBRIS in line and fixed.count(DAGGER) > line.count(DAGGER):
+        return line
+    return fixed
+
 
 def repair(text: str) -> str:
-    """ftfy.fix_text with Kiln's settings, run only on the lines where it can change something.
+    """ftfy.fix_text with Kiln's settings (a line whose fix would invent daggers left as it came),
+    run only on the lines where it can change something.
 
     ftfy fixes text line by line (segments ending in "\\n"), and once a line holding "<" has been
     seen it stops unescaping HTML entities for the rest of the text; doing the same here gives
@@ -68,7 +86,7 @@ def repair(text: str) -> str:
         seen_markup = seen_markup or text.find("<", done, end) >= 0
         out.append(text[done:start])
         if ftfy_may_change(line):
-            line = ftfy.fix_text(line, config=_NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG)
+            line = _fix_line(line, _NO_HTML_UNESCAPE if seen_markup else FTFY_CONFIG)
         out.append(line)
         done = end
         match = _NEEDS_FTFY.search(text, end)
