@@ -8,6 +8,7 @@ INPUT    ?=
 CONFIG   ?=
 ARGS     ?=
 DEMO_DOCS ?=
+EVAL_SETS ?=
 PYTEST_ARGS ?=
 NPROC    ?= 1
 TRAIN_CONFIG ?= configs/train-cpu.yaml
@@ -89,6 +90,7 @@ help: ## list the targets, by group
 	     /^[a-z0-9-]+:.*## / { split($$0, part, /:.*## /); printf "  make %-19s %s\n", part[1], part[2] }' $(MAKEFILE_LIST)
 	@echo
 	@echo "variables: INPUT=<file, folder or glob>  DATA_DIR=$(DATA_DIR)  CONFIG=<yaml>  DEMO_DOCS=<n>  ARGS=<extra flags>"
+	@echo "           EVAL_SETS=<evaluation files or folders to remove from the training data (make data)>"
 	@echo "           NPROC=$(NPROC) (data-parallel processes for make train)  TRAIN_CONFIG=$(TRAIN_CONFIG)"
 
 ##@ data
@@ -104,7 +106,7 @@ venv: $(STAMP) ## create or update .venv (data stages + dev tools)
 data: $(STAMP) ## run every data stage: on INPUT if given, else on the built-in demo corpus
 	$(PY) -m kiln run --data-dir $(DATA_DIR) \
 		$(if $(strip $(INPUT)),--input $(INPUT),--demo $(if $(DEMO_DOCS),--demo-docs $(DEMO_DOCS))) \
-		$(if $(CONFIG),--config $(CONFIG)) $(ARGS)
+		$(if $(strip $(EVAL_SETS)),--eval-sets $(EVAL_SETS)) $(if $(CONFIG),--config $(CONFIG)) $(ARGS)
 
 status: $(STAMP) ## show what each stage under DATA_DIR has done
 	$(VENV)/bin/kiln status $(DATA_DIR)

@@ -12,7 +12,7 @@ from common.ray_cluster import RayConfig
 from demo.config import DemoConfig
 from kiln.ablation.config import AblationConfig
 from stages.clean.config import CleanConfig
-from stages.dedup.config import DedupConfig
+from stages.dedup.config import DecontaminateConfig, DedupConfig
 from stages.ingest.config import IngestConfig
 from stages.mix.config import MixConfig
 from stages.tokenize.config import TokenizeConfig
@@ -30,6 +30,7 @@ class KilnConfig(Section):
     ingest: IngestConfig = IngestConfig()
     clean: CleanConfig = CleanConfig()
     dedup: DedupConfig = DedupConfig()
+    decontaminate: DecontaminateConfig = DecontaminateConfig()
     mix: MixConfig = MixConfig()
     tokenize: TokenizeConfig = TokenizeConfig()
     ablation: AblationConfig = AblationConfig()

@@ -43,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="generate and use the built-in demo corpus (adds configs/demo.yaml)")
     parser.add_argument("--demo-docs", type=int, default=None, metavar="N",
                         help="records in the demo corpus (default: demo.n_docs)")
+    parser.add_argument("--eval-sets", nargs="+", type=Path, default=None, metavar="PATH",
+                        help="evaluation sets to remove from the training data: CMMLU/C-Eval CSV files or folders of "
+                             "them, JSONL, plain text (default: decontaminate.eval_sets, else Kiln's sample sets)")
     add_run_options(parser, "rerun every stage from scratch")
 
 
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace, then: Then | None = None) -> int:
         configs.insert(0, DEMO_CONFIG)
         if args.demo_docs is not None:
             overrides.append(f"demo.n_docs={args.demo_docs}")
+    if args.eval_sets:
+        overrides.append(f"decontaminate.eval_sets={json.dumps([str(p.resolve()) for p in args.eval_sets])}")
     cfg = load_config(configs, overrides)
     data_dir = Path(args.data_dir or cfg.data_dir)
     with data_dir_lock(data_dir, setup_logging(None, "kiln", verbose=args.verbose)):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
+from common.questions import Question, QuestionFileError, QuestionSet, read_question_set
 from common.tokenizer import special_ids
 from common.tokens import TokenDataset
 from stages.eval.__main__ import main
@@ -28,7 +29,6 @@ from stages.eval.multiple_choice import (
     predictions,
     prompt_and_answers,
 )
-from stages.eval.questions import Question, QuestionSet, read_question_set
 from stages.tokenize.bpe import train_tokenizer
 from stages.train.checkpoint import save_checkpoint
 from stages.train.config import ModelConfig, OptimConfig
@@ -324,16 +324,16 @@ def test_both_layouts_and_any_case_of_column_names_are_read(tmp_path: Path) -> N
     ("", r"bad\.csv: empty file"),
 ])
 def test_bad_csvs_name_the_file_and_row(tmp_path: Path, text: str, message: str) -> None:
-    with pytest.raises(EvalError, match=message):
+    with pytest.raises(QuestionFileError, match=message):
         read_question_set(write_csv(tmp_path / "bad.csv", text))
 
 
 def test_unreadable_csvs_are_refused(tmp_path: Path) -> None:
     latin = tmp_path / "latin.csv"
     latin.write_bytes(HEADER.encode() + "0,caf\xe9,a,b,c,d,A\n".encode("latin-1"))
-    with pytest.raises(EvalError, match=r"latin\.csv: not UTF-8"):
+    with pytest.raises(QuestionFileError, match=r"latin\.csv: not UTF-8"):
         read_question_set(latin)
-    with pytest.raises(EvalError, match=r"missing\.csv: benchmark file not found"):
+    with pytest.raises(QuestionFileError, match=r"missing\.csv: benchmark file not found"):
         read_question_set(tmp_path / "missing.csv")
 
 

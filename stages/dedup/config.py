@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from common.categories import CATEGORIES, UNKNOWN_CATEGORY
@@ -47,4 +49,41 @@ class DedupConfig(Section):
         unknown = set(self.category_priority) - {*CATEGORIES, UNKNOWN_CATEGORY}
         if unknown:
             raise ValueError(f"category_priority has unknown categories {sorted(unknown)}")
+        return self
+
+
+class DecontaminateConfig(Section):
+    """Benchmark decontamination, the dedup stage's last step: a document that shares text with an evaluation item
+    is removed (or the shared text cut out of it) before any training split is drawn."""
+
+    enabled: bool = True
+    """Remove evaluation items from the corpus (off: the tokens record that no set was checked)."""
+    eval_sets: list[str] | None = None
+    """Evaluation sets: files or folders of CMMLU- or C-Eval-layout CSV, JSONL (decontaminate.text_field) or plain
+    text (an item per line). Default: the sample sets Kiln ships for evaluation (stages/eval/samples/). `make data
+    EVAL_SETS="PATH ..."` and `kiln run --eval-sets PATH ...` set it."""
+    text_field: str = "text"
+    """The field holding an item's text in a JSONL set."""
+    ngram: int = Field(default=13, ge=4)
+    """Tokens an item and a document must share in a row to match (a word of an alphabetic script, or a Han or kana
+    character, is one token, after NFKC and lowercasing; punctuation and line breaks are not tokens)."""
+    min_item_tokens: int = Field(default=8, ge=2)
+    """An item whose question has fewer tokens than `ngram` matches where its whole question occurs; a question
+    shorter than this says too little to be told apart from ordinary text, and is skipped (and counted)."""
+    max_items_per_ngram: int = Field(default=5, ge=1)
+    """An n-gram found in more items than this is the exams' common phrasing ("which of the following statements
+    is true"), not an item's content, and is ignored."""
+    mode: Literal["drop", "excise"] = "drop"
+    """drop: remove every matching document (reason `contaminated`). excise: cut each matched span and keep the
+    pieces that stay long enough (decontaminate.min_piece_tokens)."""
+    excise_margin_chars: int = Field(default=200, ge=0)
+    """With mode excise: characters cut on either side of a matched span (an item's options and answer follow it)."""
+    min_piece_tokens: int = Field(default=20, ge=1)
+    """With mode excise: a piece left between cuts is kept when it has at least this many tokens; a document with no
+    such piece is removed."""
+
+    @model_validator(mode="after")
+    def _lengths_fit(self) -> DecontaminateConfig:
+        if self.min_item_tokens > self.ngram:
+            raise ValueError(f"min_item_tokens ({self.min_item_tokens}) exceeds ngram ({self.ngram})")
         return self

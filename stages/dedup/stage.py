@@ -10,8 +10,9 @@ Global step (``prepare``), every task resumable on its own under ``_work/``, no 
 4. per node partition: each clustered document's label, routed to its label's partition
    (``members/``); per label partition: one kept document per cluster, each decision routed to
    its shard (``decisions/``).
-The map units then copy each input shard, keeping one document per cluster. The driver holds one
-small result per task, never a per-document array.
+The map units then copy each input shard, keeping one document per cluster, and remove the kept
+documents that share text with an evaluation item (stages/dedup/decontaminate.py; its index is
+built once, in ``prepare``). The driver holds one small result per task, never a per-document array.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ import pyarrow as pa
 
 from common.config import KilnConfig
 from common.errors import KilnError
+from common.eval_sets import set_files
 from common.faults import fault_point
-from common.files import atomic_write_json, atomic_writer
+from common.files import atomic_write_json, atomic_writer, file_sha256
 from common.manifest import require_manifest
 from common.runner import (
     WORK_DIR,
     MapStage,
+    Plan,
     TaskRunner,
     UnitContext,
+    UnitResult,
     WorkUnit,
     input_schema_with,
     run_tasks,
@@ -44,6 +48,17 @@ from common.runner import (
 from common.shards import ShardInfo, iter_batches
 from stages.dedup.components import star_labels
 from stages.dedup.config import DedupConfig
+from stages.dedup.decontaminate import (
+    CONTAMINATED,
+    CUT_OUTPUT,
+    INDEX_NAME,
+    REPORT_NAME,
+    ContaminationIndex,
+    build_index,
+    decontaminate,
+    eval_set_paths,
+    report,
+)
 from stages.dedup.graph import (
     EDGE_COLUMNS,
     connected_components,
@@ -282,9 +297,27 @@ def decide_clusters(work: Path, shards: int, cfg: KilnConfig, log: logging.Logge
             **{name: sum(r[name] for r in removed) for name in REASONS.values()}}
 
 
+def plan(cfg: KilnConfig, input_dir: Path | None) -> Plan:
+    """One unit per input shard; the input's description names the evaluation sets (their files' sha256) too, so
+    another set reruns the stage."""
+    shards = shard_plan(cfg, input_dir)
+    dcfg = cfg.decontaminate
+    sets = {str(path): {str(file): file_sha256(file) for file in set_files(path)} for path in eval_set_paths(dcfg)} \
+        if dcfg.enabled else {}
+    return Plan(shards.units, {**shards.input, "decontaminate": {**dcfg.model_dump(mode="json"), "files": sets}})
+
+
 def prepare(cfg: KilnConfig, input_dir: Path | None, stage_dir: Path, log: logging.Logger) -> None:
-    """Signatures, LSH partitions, components and keep decisions, each task resumed from what is on disk."""
+    """Signatures, LSH partitions, components and keep decisions, each task resumed from what is on disk; then the
+    evaluation sets' index."""
     work = stage_dir / WORK_DIR
+    if cfg.decontaminate.enabled and not (work / INDEX_NAME).exists():
+        index = build_index(cfg.decontaminate)
+        work.mkdir(parents=True, exist_ok=True)
+        index.save(work)
+        log.info("dedup: decontamination against %s: %d items, %d too short to match, %d common n-grams ignored",
+                 ", ".join(sorted({f.set_name for f in index.files})), len(index.items),
+                 sum(index.skipped.values()), index.common_ngrams)
     if (work / DECIDED).exists():
         return
     manifest = require_manifest(input_dir)
@@ -327,7 +360,7 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             size[listed] = decided["cluster_size"][at[listed]]
             kept[listed] = kept_ids[at[listed]]
         table = pa.Table.from_batches([batch]).append_column("dup_cluster_size", pa.array(size, pa.int32()))
-        ctx.keep(table.filter(pa.array(reason == KEEP)))
+        _keep_uncontaminated(ctx, table.filter(pa.array(reason == KEEP)))
         for code, name in REASONS.items():
             rows = np.nonzero(reason == code)[0]
             if rows.size:
@@ -343,7 +376,37 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
                                                                        strict=True)}})
 
 
+def _keep_uncontaminated(ctx: UnitContext, table: pa.Table) -> None:
+    """Keep ``table``'s documents but those sharing text with an evaluation item (or, mode excise, the matched text)."""
+    if not ctx.cfg.decontaminate.enabled or table.num_rows == 0:
+        ctx.keep(table)
+        return
+    done = decontaminate(table, ContaminationIndex.load(ctx.stage_dir / WORK_DIR), ctx.cfg.decontaminate)
+    ctx.keep(done.kept)
+    if done.removed.num_rows:
+        ctx.drop(CONTAMINATED, done.removed, signal=done.signals)
+    ctx.record(CUT_OUTPUT, done.cut)
+    ctx.add_stats(done.stats)
+
+
+def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], details: dict,
+             log: logging.Logger) -> dict:
+    """Write the decontamination report (per evaluation set: items found, documents and characters removed, the
+    most-matched items)."""
+    if not cfg.decontaminate.enabled:
+        return {}
+    summary = report(ContaminationIndex.load(stage_dir / WORK_DIR), cfg.decontaminate, details.get("decontamination", {}))
+    for name, row in summary["sets"].items():
+        log.info("dedup: %s: %d of %d items found in the corpus; %d documents removed, %d excised, %s characters",
+                 name, row["items_found"], row["items"], row["documents"], row["excised_documents"],
+                 f"{row['chars']:,}")
+    atomic_write_json(stage_dir / REPORT_NAME, summary, indent=1)
+    path = stage_dir / REPORT_NAME
+    return {"decontamination": [ShardInfo(path=REPORT_NAME, rows=len(summary["sets"]), bytes=path.stat().st_size,
+                                          sha256=file_sha256(path))]}
+
+
 STAGE = MapStage(
     name="dedup", output_schema=input_schema_with(pa.field("dup_cluster_size", pa.int32())),
-    plan=shard_plan, process=process, prepare=prepare,
+    plan=plan, process=process, prepare=prepare, finalize=finalize,
 )

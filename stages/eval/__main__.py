@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import KilnError
+from common.questions import read_question_set
 from common.tokens import META_NAME, TokenDataset, TokenFileError, read_meta
 from stages.eval.codec import Codec, load_codec
 from stages.eval.errors import EvalError
-from stages.eval.questions import read_question_set
 from stages.eval.summary import render
 
 # Modules that import MindSpore are imported in _run, after the arguments parse: --help stays instant.

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from common.questions import Question, QuestionSet
 from stages.eval.codec import Codec
 from stages.eval.forward import CompiledForward
-from stages.eval.questions import Question, QuestionSet
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 TEMPLATE_ZH = "以下是单项选择题，请直接给出正确答案。\n\n{question}\n答案："
