@@ -21,6 +21,10 @@ from common.questions import QuestionFileError, read_question_set
 
 SHIPPED_EVAL_SETS = Path(__file__).resolve().parent.parent / "stages" / "eval" / "samples"
 """The sample multiple-choice sets Kiln ships for evaluation (``python -m stages.eval --mc``'s default)."""
+DECONTAMINATING_STAGE = "dedup"
+DECONTAMINATION_REPORT = "decontamination.json"
+"""The decontaminating stage's report of the evaluation sets it removed from the corpus (read by tokenize, whose
+meta.json names them, and by status and report)."""
 SUFFIXES = (".csv", ".jsonl", ".txt")
 """The files a folder contributes: CSV, JSONL and text files (other files in it are not read)."""
 

@@ -19,6 +19,7 @@ import zstandard
 
 from common.files import atomic_write_json, disk_full_error, is_disk_full
 from demo import content_defects
+from demo.content_contamination import contaminated_document, hard_negative
 from demo.content_docs import LANGUAGES, clean_document, tech_document
 from demo.content_foreign import FOREIGN_LANGS, foreign_document
 from demo.content_junk import short_text, spam_document
@@ -28,7 +29,7 @@ RATES = {
     "exact_dup": 0.05, "near_dup": 0.05, "near_dup_low": 0.01, "mojibake_repairable": 0.02,
     "mojibake_unrepairable": 0.02, "symbol_runs": 0.02, "spam": 0.02, "code_stub": 0.02, "timestamps": 0.05,
     "other_lang": 0.03, "too_short": 0.02, "bad_json": 0.005, "bad_utf8": 0.005, "missing_text": 0.005,
-    "empty_text": 0.005,
+    "empty_text": 0.005, "contaminated": 0.005, "contamination_negative": 0.005,
 }
 INGEST_FAILURES = ("bad_json", "bad_utf8", "missing_text", "empty_text")
 MIN_PER_KIND = 3
@@ -278,6 +279,9 @@ class _Generator:
         if label == "mojibake_unrepairable":
             bad = content_defects.mojibake_unrepairable(rng, text, lang)
             return _Planted(lang, category, bad, [label], orig_sha256=_sha256(text))
+        if label in ("contaminated", "contamination_negative"):
+            plant = contaminated_document if label == "contaminated" else hard_negative
+            return _Planted(lang, category, plant(rng, text, lang), [label])
         if lang == "en" and sum(not c.isascii() for c in text) < 2:
             return None
         bad = content_defects.mojibake_repairable(rng, text)

@@ -9,9 +9,10 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low")
+KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low", "contamination_negative")
 DROP_DEFECTS = (
     "exact_dup", "near_dup", "mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short",
+    "contaminated",
 )
 # Planted only in the real-text development set (demo.realtext).
 REAL_TEXT_DEFECTS = ("mojibake_lossy", "boilerplate")

@@ -15,6 +15,7 @@ from matplotlib.ticker import LogFormatter, MaxNLocator, NullFormatter
 
 from common.categories import held_out_summary
 from common.errors import KilnError
+from common.eval_sets import DECONTAMINATION_REPORT
 from common.files import atomic_write_bytes, human_bytes
 from common.histograms import COUNT_SIGNALS, bin_edges
 from common.manifest import STATS_NAME, Manifest, read_manifest
@@ -440,6 +441,32 @@ def _dedup_section(stage: StageData) -> str:
         parts.append(table(["reason", "doc_id", "source_id", "kept doc_id", "cluster size", "text"], examples,
                             numeric={1, 3, 4}))
     parts.extend(f'<p class="meta">No examples: {escape(m)}</p>' for m in missing)
+    parts.append(_decontamination_section(stage))
+    return "".join(parts)
+
+
+def _decontamination_section(stage: StageData) -> str:
+    """Per evaluation set: its items, those found in the corpus, what was removed, and the most-matched items."""
+    path = stage.stage_dir / DECONTAMINATION_REPORT
+    if not path.exists():
+        return ""
+    summary = json.loads(path.read_text())
+    parts = [f"<h3>Decontamination</h3><p>Documents sharing a {summary['ngram']}-token window or a whole short "
+             f"question with an evaluation item are {'removed' if summary['mode'] == 'drop' else 'cut'}; "
+             f"{summary['common_ngrams_ignored']:,} windows shared by more than {summary['max_items_per_ngram']} "
+             "items were ignored as exam phrasing.</p>",
+             table(["evaluation set", "items", "too short", "found in the corpus", "documents removed",
+                    "documents excised", "characters removed"],
+                   [[name, f"{r['items']:,}", f"{r['skipped_short']:,}", f"{r['items_found']:,}",
+                     f"{r['documents']:,}", f"{r['excised_documents']:,}", f"{r['chars']:,}"]
+                    for name, r in summary["sets"].items()], numeric={1, 2, 3, 4, 5, 6})]
+    top = [[name, t["item"], t["documents"], _clip(t["question"], EXAMPLE_CHARS // 2)]
+           for name, r in summary["sets"].items() for t in r["top_items"]]
+    if top:
+        parts += ["<p>The most-matched items:</p>", table(["evaluation set", "item", "documents", "question"], top,
+                                                           numeric={2})]
+    files = [[f["set_name"], f["path"], f"{f['items']:,}", f["sha256"][:16]] for f in summary["files"]]
+    parts.append(table(["evaluation set", "file", "items", "sha256 (first 16)"], files, numeric={2}))
     return "".join(parts)
 
 

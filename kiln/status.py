@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.categories import held_out_summary
+from common.eval_sets import DECONTAMINATION_REPORT
 from common.files import human_bytes
 from common.manifest import MANIFEST_NAME, STATS_NAME, Accounting, read_manifest
 from common.pipeline import STAGE_ORDER
@@ -65,7 +66,7 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
         stats_file = stage_dir / STATS_NAME
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
         status.wall_seconds = stats.get("wall_seconds")
-        status.notes = _lines_note(name, stats) + _classifier_note(stage_dir)
+        status.notes = _lines_note(name, stats) + _decontamination_note(stage_dir) + _classifier_note(stage_dir)
         rows.append(status)
     return rows
 
@@ -79,6 +80,22 @@ def _lines_note(stage: str, stats: dict) -> list[str]:
     return [f"{stage} removed lines: " + ", ".join(
         f"{reason}={n['lines']:,} ({n['chars']:,} characters, {n['documents']:,} documents)"
         for reason, n in sorted(removed.items())) + f" (each in {stage}/_removed_lines/)"]
+
+
+def _decontamination_note(stage_dir: Path) -> list[str]:
+    """The dedup stage's decontamination, per evaluation set: items found and what was removed."""
+    path = stage_dir / DECONTAMINATION_REPORT
+    if not path.exists():
+        return []
+    summary = json.loads(path.read_text())
+    sets = "; ".join(
+        f"{name}: {row['items_found']:,} of {row['items']:,} items found, {row['documents']:,} documents removed"
+        + (f", {row['excised_documents']:,} excised" if row["excised_documents"] else "")
+        + f" ({row['chars']:,} characters)" + (f", {row['skipped_short']:,} items too short to match"
+                                                if row["skipped_short"] else "")
+        for name, row in summary["sets"].items())
+    return [f"{stage_dir.name} decontamination ({summary['mode']}, {summary['ngram']}-grams): {sets} "
+            f"(see {stage_dir.name}/{DECONTAMINATION_REPORT})"]
 
 
 def _classifier_note(stage_dir: Path) -> list[str]:

@@ -228,3 +228,51 @@ def test_the_report_counts_items_found_per_set(generated):
     assert (row["items"], row["items_found"], row["documents"]) == (2 * ITEMS, 2 * ITEMS, len(copies))
     assert len(row["top_items"]) == 10 and row["top_items"][0]["documents"] >= row["top_items"][-1]["documents"]
     assert json.dumps(summary, ensure_ascii=False)
+
+
+def test_a_question_of_exactly_ngram_tokens_is_found_without_its_answer(tmp_path: Path):
+    # 13 tokens: the only window inside the question; the others run into the answer, which a copy may not follow
+    question = "下列动物中，哪一种是哺乳动物？"
+    (tmp_path / "one.csv").write_text(f",Question,A,B,C,D,Answer\n0,{question},鲸鱼,鲨鱼,金枪鱼,章鱼,A\n", encoding="utf-8")
+    index = ContaminationIndex.build(*read_eval_sets([tmp_path / "one.csv"]), DecontaminateConfig())
+    copies = ["今天的练习题。\n下列动物\n中,哪一种是哺乳动物?\n请写出理由。", "下列动物中，哪一种是哺乳动物？答案是鲸鱼。"]
+    assert [bool(found) for found in index.scan([*copies, "下列动物中，哪一种是鱼类？"])] == [True, True, False]
+
+
+def test_kiln_run_with_eval_sets_removes_the_pages_that_copy_them_and_keeps_the_negatives(tmp_path: Path, in_process):
+    from demo.content_docs import clean_document
+
+    sets = write_sets(tmp_path / "cmmlu_like", seed=5)
+    zh, en = generated_questions(5)
+    rng = random.Random(6)
+    records = []
+    for i, (z, e) in enumerate(zip(zh, en, strict=True)):
+        for lang, row in (("zh", z), ("en", e)):
+            category = rng.choice(("news", "encyclopedia", "academic"))
+            block = (row[0], f"{i + 1}. {row[0]}\n{_options(row, lang == 'zh')}",
+                     _wrap(row[0].translate(_HALF_WIDTH if lang == "zh" else _FULL_WIDTH), 9 if lang == "zh" else 30),
+                     row[0].upper() if lang == "en" else row[0].replace("，", ", "))[i % 4]
+            phrasing = ZH_PHRASING if lang == "zh" else EN_PHRASING.capitalize() + "?"
+            for kind, extra in (("copy", block), ("negative", f"{phrasing}\n{'、'.join(row[1:5])}")):
+                host = clean_document(rng, category, lang, "wire_like").split("\n\n")
+                at = rng.randint(1, len(host))
+                text = "\n\n".join([*host[:at], extra, *host[at:]])
+                records.append({"id": f"{kind}-{lang}-{i}", "text": text, "category": category, "source": "web"})
+    for i in range(200):  # the rest of the corpus: clean pages of every category
+        lang, category = rng.choice(("zh", "en")), rng.choice(("news", "encyclopedia", "academic", "dialogue"))
+        records.append({"id": f"plain-{i}", "text": clean_document(rng, category, lang, "wire_like"),
+                        "category": category, "source": "web"})
+    corpus = tmp_path / "pages.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    data = tmp_path / "data"
+    out = in_process("-m", "kiln", "run", "--input", str(corpus), "--eval-sets", str(sets), "--data-dir", str(data),
+                     "--set", "tokenize.seq_len=128").stdout  # a corpus this small has a short validation split
+    removed = pa.Table.from_batches(
+        [b for f in sorted((data / "dedup" / "_excluded" / "contaminated").glob("*.arrow"))
+         for b in pa.ipc.open_file(f).read_all().to_batches()])
+    copies = {r["id"] for r in records if r["id"].startswith("copy")}
+    assert set(removed.column("source_id").to_pylist()) == copies
+    assert all(signal.startswith("cmmlu_like ") for signal in removed.column("signal").to_pylist())
+    assert f"cmmlu_like: {2 * ITEMS} of {2 * ITEMS} items found, {len(copies)} documents removed" in out
+    meta = json.loads((data / "tokenize" / "meta.json").read_text())
+    assert sorted(Path(f["path"]).name for f in meta["decontamination"]["files"]) == ["en_subject.csv", "zh_subject.csv"]

@@ -1,4 +1,4 @@
-"""`make help` lists every target the Makefile documents with a `##` description, under its group."""
+"""The Makefile: `make help` lists every documented target under its group; `make data` passes its variables on."""
 
 from __future__ import annotations
 
@@ -20,3 +20,9 @@ def test_make_help_lists_every_documented_target_under_its_group():
     assert sorted(grouped) == sorted(set(documented) - {"help"})
     assert {"data", "train", "test", "images"} <= set(grouped)
     assert all(target.startswith("k8s-") for target in groups["k8s"])
+
+
+def test_make_data_passes_eval_sets_to_kiln_run():
+    shown = subprocess.run(["make", "-n", "data", "EVAL_SETS=exams/cmmlu exams/ceval"], cwd=REPO, capture_output=True,
+                           text=True, check=True).stdout
+    assert "--eval-sets exams/cmmlu exams/ceval" in shown

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from mindspore import Tensor, nn, ops
 
+from common.files import file_sha256
 from common.questions import Question, QuestionFileError, QuestionSet, read_question_set
 from common.tokenizer import special_ids
 from common.tokens import TokenDataset
@@ -412,6 +413,26 @@ def test_cli_prints_a_readable_summary(run_dir: tuple[Path, GPT, Path], capsys: 
     out = capsys.readouterr().out
     assert "perplexity" in out and "step 7" in out
     assert "cmmlu_sample.csv" in out and "overall" in out and "generations" not in out
+
+
+def test_cli_warns_on_each_benchmark_the_training_text_was_not_decontaminated_against(
+        run_dir: tuple[Path, GPT, Path], capsys: pytest.CaptureFixture) -> None:
+    root, _, _ = run_dir
+    meta_path = root / "tokens" / "meta.json"
+    original = meta_path.read_text()
+    checked = [{"set": "samples", "path": str(p), "sha256": file_sha256(p)} for p in SAMPLES[:2]]
+    meta_path.write_text(json.dumps({**json.loads(original), "decontamination": {"mode": "drop", "files": checked}}))
+    try:
+        code = main(["--checkpoint", str(root), "--threads", "1", "--json", "--max-batches", "1", "--prompt",
+                     "--mc", *map(str, SAMPLES)])
+    finally:
+        meta_path.write_text(original)
+    captured = capsys.readouterr()
+    warnings = [line.removeprefix("warning: ") for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert code == 0 and len(warnings) == 1, captured.err
+    assert str(SAMPLES[2]) in warnings[0] and "not among the 2 evaluation files" in warnings[0]
+    report = json.loads(captured.out)
+    assert report["notes"] == warnings and report["multiple_choice"]["overall"]["questions"] == 20
 
 
 def test_cli_errors_are_one_line_with_exit_code_2(run_dir: tuple[Path, GPT, Path], tmp_path: Path,

@@ -9,9 +9,9 @@ An item (a question and its gold answer's text) gives keys: every ``ngram``-toke
 tokens, and, when its question is shorter than ``ngram`` tokens, the whole question (if it has at
 least ``min_item_tokens``; shorter items are skipped). A key found in more than
 ``max_items_per_ngram`` items is common exam phrasing and is ignored. A document matches an item
-when it holds its whole question (a short item) or two of its n-gram windows (its only one, for an
-item with one): a window that is mostly shared phrasing plus one token can meet an unrelated page by
-chance, two windows of a copy cannot.
+when it holds its whole question (a short item) or two of its n-gram windows (one, for a question of
+exactly ``ngram`` tokens or an item with one window left): a window that is mostly shared phrasing
+plus one token can meet an unrelated page by chance, two windows of a copy cannot.
 
 The keys live in open-addressing hash tables of 64-bit polynomial hashes over the token hashes;
 a compiled pass over a batch of documents checks every position's ``min_item_tokens``-token
@@ -37,11 +37,10 @@ from common.eval_sets import SHIPPED_EVAL_SETS, EvalFile, EvalItem, read_eval_se
 from stages.dedup.config import DecontaminateConfig
 
 INDEX_NAME, ITEMS_NAME = "decontaminate_index.npz", "decontaminate_items.json"
-REPORT_NAME = "decontamination.json"
 CONTAMINATED = "contaminated"  # the drop reason
 CUT_OUTPUT = "_excised"  # the spans cut out of kept documents (mode excise), for audit
 TOP_ITEMS = 10
-WINDOWS_TO_MATCH = 2  # distinct n-gram windows of an item a document must hold (all, for an item with fewer)
+WINDOWS_TO_MATCH = 2  # distinct n-gram windows of an item a document must hold (fewer when the item has fewer)
 OTHER, WORD, SINGLE = 0, 1, 2  # a code point's part in a token
 _KIND_TABLE_SIZE = 0x32000  # past the last Han block (extension H ends at U+323AF; beyond is rare)
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
@@ -235,7 +234,7 @@ class ContaminationIndex:
     lengths: np.ndarray
     item_offsets: np.ndarray  # key i's items are key_items[item_offsets[i]:item_offsets[i + 1]]
     key_items: np.ndarray
-    windows_per_item: np.ndarray
+    windows_needed: np.ndarray  # per item: distinct windows a document must hold
     skipped: dict[str, int]  # per set: items too short to match
     common_ngrams: int  # keys ignored as common phrasing
 
@@ -248,6 +247,7 @@ class ContaminationIndex:
         windows: list[np.ndarray] = []
         anchors: list[np.ndarray] = []
         lengths = {cfg.ngram}
+        in_question = np.full(len(items), WINDOWS_TO_MATCH, dtype=np.int64)  # windows a copy of the question holds
         skipped: Counter[str] = Counter()
         for index, item in enumerate(items):
             question = normalize(item.question)
@@ -259,6 +259,8 @@ class ContaminationIndex:
                 continue
             if cfg.min_item_tokens <= question_tokens < cfg.ngram:
                 lengths.add(question_tokens)
+            if question_tokens >= cfg.ngram:
+                in_question[index] = question_tokens - cfg.ngram + 1
             distinct, first = np.unique(np.array(keys, dtype=np.uint64), return_index=True)
             item_keys.append(distinct)
             owners.append(np.full(distinct.size, index, dtype=np.int64))
@@ -278,8 +280,10 @@ class ContaminationIndex:
                                  with_values=False)
         return cls(items, files, cfg.ngram, cfg.min_item_tokens, anchor_table, keys, key_index,
                    np.array(sorted(lengths), dtype=np.int64), np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-                   owner[kept], np.bincount(owner[kept & window], minlength=len(items)), dict(skipped),
-                   int(common.sum()))
+                   owner[kept],
+                   np.minimum.reduce([np.bincount(owner[kept & window], minlength=len(items)), in_question,
+                                      np.full(len(items), WINDOWS_TO_MATCH)]),
+                   dict(skipped), int(common.sum()))
 
     def scan(self, texts: list[str]) -> list[list[Match]]:
         """Each text's matches (character offsets into the text as given)."""
@@ -307,14 +311,14 @@ class ContaminationIndex:
             else:
                 whole.add(m.item)
         held = whole | {item for item, keys in windows.items()
-                        if len(keys) >= min(WINDOWS_TO_MATCH, int(self.windows_per_item[item]))}
+                        if len(keys) >= self.windows_needed[item]}
         return [m for m in matches if m.item in held]
 
     def save(self, folder: Path) -> None:
         """Write the index to ``folder`` (the stage's work folder)."""
         np.savez(folder / INDEX_NAME, anchors=self.anchors, keys=self.keys, key_index=self.key_index,
                  lengths=self.lengths, item_offsets=self.item_offsets, key_items=self.key_items,
-                 windows_per_item=self.windows_per_item,
+                 windows_needed=self.windows_needed,
                  sizes=np.array([self.ngram, self.anchor_length, self.common_ngrams]))
         (folder / ITEMS_NAME).write_text(json.dumps({
             "items": [[i.set_name, i.file, i.row, i.question, i.answer] for i in self.items],
@@ -334,7 +338,7 @@ def _load(folder: str, _mtime: int) -> ContaminationIndex:
     ngram, anchor_length, common = arrays["sizes"].tolist()
     return ContaminationIndex([EvalItem(*i) for i in meta["items"]], [EvalFile(**f) for f in meta["files"]], ngram,
                               anchor_length, arrays["anchors"], arrays["keys"], arrays["key_index"], arrays["lengths"],
-                              arrays["item_offsets"], arrays["key_items"], arrays["windows_per_item"], meta["skipped"],
+                              arrays["item_offsets"], arrays["key_items"], arrays["windows_needed"], meta["skipped"],
                               common)
 
 

@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from common.config import KilnConfig
 from common.errors import KilnError
-from common.eval_sets import set_files
+from common.eval_sets import DECONTAMINATION_REPORT, set_files
 from common.faults import fault_point
 from common.files import atomic_write_json, atomic_writer, file_sha256
 from common.manifest import require_manifest
@@ -52,7 +52,6 @@ from stages.dedup.decontaminate import (
     CONTAMINATED,
     CUT_OUTPUT,
     INDEX_NAME,
-    REPORT_NAME,
     ContaminationIndex,
     build_index,
     decontaminate,
@@ -400,9 +399,9 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], detail
         log.info("dedup: %s: %d of %d items found in the corpus; %d documents removed, %d excised, %s characters",
                  name, row["items_found"], row["items"], row["documents"], row["excised_documents"],
                  f"{row['chars']:,}")
-    atomic_write_json(stage_dir / REPORT_NAME, summary, indent=1)
-    path = stage_dir / REPORT_NAME
-    return {"decontamination": [ShardInfo(path=REPORT_NAME, rows=len(summary["sets"]), bytes=path.stat().st_size,
+    atomic_write_json(stage_dir / DECONTAMINATION_REPORT, summary, indent=1)
+    path = stage_dir / DECONTAMINATION_REPORT
+    return {"decontamination": [ShardInfo(path=DECONTAMINATION_REPORT, rows=len(summary["sets"]), bytes=path.stat().st_size,
                                           sha256=file_sha256(path))]}
 
 

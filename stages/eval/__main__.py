@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import KilnError
+from common.files import file_sha256
 from common.questions import read_question_set
 from common.tokens import META_NAME, TokenDataset, TokenFileError, read_meta
 from stages.eval.codec import Codec, load_codec
@@ -122,6 +123,26 @@ def _load_codec(path: Path, vocab_size: int) -> Codec:
     return codec
 
 
+def _not_decontaminated(files: list[Path], training: Path | None) -> list[str]:
+    """A warning for each benchmark file the training text was not decontaminated against: its sha256 is not among
+    the evaluation files the meta.json beside the training tokens names (the evaluation still runs)."""
+    meta_path = training.parent / META_NAME if training is not None else None
+    try:
+        meta = read_meta(meta_path) if meta_path is not None else {}
+    except TokenFileError:
+        meta = {}
+    files_checked = (meta.get("decontamination") or {}).get("files", [])
+    checked = {f["sha256"] for f in files_checked}
+    if meta_path is None:
+        record = "the checkpoint names no training tokens to check"
+    elif not files_checked:
+        record = f"{meta_path} records no decontamination"
+    else:
+        record = f"its sha256 is not among the {len(files_checked)} evaluation files {meta_path} names"
+    return [f"the training data was not decontaminated against {path} ({record}): its questions may be in the "
+            "training text and its accuracy overstated" for path in files if file_sha256(path) not in checked]
+
+
 def _mc_section(result: MultipleChoiceResult) -> dict[str, Any]:
     def counts(c: FileResult | MultipleChoiceResult) -> dict[str, Any]:
         return {"questions": c.questions, "correct": c.correct, "accuracy": c.accuracy,
@@ -154,6 +175,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         token_file = tokens.bin_path if tokens is not None else _training_tokens(state)
         codec = _load_codec(_tokenizer_path(args, token_file), cfg.vocab_size)
 
+    unchecked = _not_decontaminated([q.path for q in question_sets], _training_tokens(state))
+    for warning in unchecked:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     device = resolve_device(args.device_target, args.device_id, setting="--device-target")
     print(device.describe(args.threads), file=sys.stderr, flush=True)
     setup_device(device, args.threads)
@@ -165,8 +189,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         "perplexity": None, "multiple_choice": None, "generations": [],
         "sampling": {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "top_k": args.top_k,
                      "seed": args.seed},
-        "notes": [] if tokens is not None else
-        ["perplexity skipped: no validation.bin beside the training tokens; pass --tokens"],
+        "notes": unchecked + ([] if tokens is not None else
+                              ["perplexity skipped: no validation.bin beside the training tokens; pass --tokens"]),
     }
     if tokens is not None:
         result = validation_loss(model, tokens, args.batch_size, args.max_batches)

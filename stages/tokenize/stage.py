@@ -21,6 +21,7 @@ from tokenizers import Tokenizer
 
 from common.config import KilnConfig
 from common.errors import KilnError
+from common.eval_sets import DECONTAMINATING_STAGE, DECONTAMINATION_REPORT
 from common.faults import fault_point
 from common.files import atomic_write_bytes, atomic_write_json, file_sha256
 from common.manifest import manifest_sha256, require_manifest
@@ -214,11 +215,23 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], detail
         "seed": tcfg.seed,
         "tokenizer": {"file": TOKENIZER_NAME, "sha256": file_sha256(tokenizer_path), "encoder": encoder},
         "splits": splits,
+        "decontamination": _decontamination(stage_dir.parent),
     }
     atomic_write_json(stage_dir / META_NAME, meta)
     outputs["meta"] = [_info(stage_dir, META_NAME, 1)]
     outputs["tokenizer"] = [_info(stage_dir, TOKENIZER_NAME, meta["vocab_size"])]
     return outputs
+
+
+def _decontamination(data_dir: Path) -> dict | None:
+    """The evaluation files the run's text was decontaminated against (each with its sha256) and how; None when the
+    decontaminating stage removed no evaluation set (``python -m stages.eval`` then warns on every benchmark)."""
+    path = data_dir / DECONTAMINATING_STAGE / DECONTAMINATION_REPORT
+    if not path.is_file():
+        return None
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return {"mode": summary["mode"], "ngram": summary["ngram"],
+            "files": [{"set": f["set_name"], "path": f["path"], "sha256": f["sha256"]} for f in summary["files"]]}
 
 
 def _check_window(split: str, tally: dict, seq_len: int) -> None:
