@@ -42,8 +42,9 @@ def _exam_block(question: Question, number: int, lang: str) -> str:
 
 def _reformatted(question: str, rng: random.Random, lang: str) -> str:
     """The question as a copy reshapes it: other punctuation widths, a line break inside, spacing or case changed."""
-    if lang == "zh":
-        cut = rng.randrange(3, len(question) - 2)
+    if lang == "zh":  # wrapped anywhere but inside a Latin word ("HTTP")
+        cuts = [i for i in range(3, len(question) - 2) if not (question[i - 1].isascii() and question[i].isascii())]
+        cut = rng.choice(cuts)
         return f"{question[:cut]}\n{question[cut:]}".translate(_TO_HALF_WIDTH)
     words = question.split(" ")
     cut = rng.randrange(2, len(words) - 1)
@@ -55,6 +56,14 @@ def _insert(rng: random.Random, text: str, block: str) -> str:
     paragraphs = text.split("\n\n")
     at = rng.randint(1, len(paragraphs))
     return "\n\n".join([*paragraphs[:at], block, *paragraphs[at:]])
+
+
+def _within(rng: random.Random, text: str, phrase: str, lang: str) -> str:
+    """``text`` with ``phrase`` as a sentence at the end of one of its paragraphs."""
+    paragraphs = text.split("\n\n")
+    at = rng.randrange(len(paragraphs))
+    paragraphs[at] += phrase if lang == "zh" else f" {phrase}"
+    return "\n\n".join(paragraphs)
 
 
 def contaminated_document(rng: random.Random, text: str, lang: str) -> str:
@@ -75,8 +84,8 @@ def contaminated_document(rng: random.Random, text: str, lang: str) -> str:
 
 
 def hard_negative(rng: random.Random, text: str, lang: str) -> str:
-    """``text`` with what a page shares with exam questions by chance: common exam phrasing, a question's options
-    in a sentence, or a short piece of a question (fewer tokens than a match needs)."""
+    """``text`` with what a page shares with exam questions by chance, in one of its sentences: common exam phrasing,
+    a question's options, or a short piece of a question (fewer tokens than a match needs)."""
     question = rng.choice(_questions()[lang])
     style = rng.randrange(3)
     if style == 0:
@@ -86,4 +95,4 @@ def hard_negative(rng: random.Random, text: str, lang: str) -> str:
     else:
         tokens = _tokens(question.question)[: MIN_TOKENS - 3]
         block = ("".join(tokens) if lang == "zh" else " ".join(tokens).capitalize()) + ("。" if lang == "zh" else ".")
-    return _insert(rng, text, block)
+    return _within(rng, text, block, lang)

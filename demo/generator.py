@@ -29,8 +29,12 @@ RATES = {
     "exact_dup": 0.05, "near_dup": 0.05, "near_dup_low": 0.01, "mojibake_repairable": 0.02,
     "mojibake_unrepairable": 0.02, "symbol_runs": 0.02, "spam": 0.02, "code_stub": 0.02, "timestamps": 0.05,
     "other_lang": 0.03, "too_short": 0.02, "bad_json": 0.005, "bad_utf8": 0.005, "missing_text": 0.005,
-    "empty_text": 0.005, "contaminated": 0.005, "contamination_negative": 0.005,
+    "empty_text": 0.005,
 }
+# Clean records turned into pages copying the shipped evaluation samples, or into hard negatives beside them, each at
+# this rate (at least MIN_PER_KIND), chosen and written with a random stream of their own: the rest of the corpus is
+# what the seed makes without them.
+CONTAMINATION_RATES = {"contaminated": 0.005, "contamination_negative": 0.005}
 INGEST_FAILURES = ("bad_json", "bad_utf8", "missing_text", "empty_text")
 MIN_PER_KIND = 3
 MIN_DOCS = 100
@@ -113,6 +117,15 @@ def _json_line(fields: dict) -> str:
     for char, escaped in _LINE_BREAKERS.items():
         line = line.replace(char, escaped)
     return line
+
+
+def _contamination_plan(rng: random.Random, labels: list[str]) -> dict[int, str]:
+    """Which clean records (after the first ones) become which kind of CONTAMINATION_RATES."""
+    clean = [i for i, label in enumerate(labels) if label == "clean" and i >= max(10, len(labels) // 50)]
+    counts = {kind: max(MIN_PER_KIND, round(rate * len(labels))) for kind, rate in CONTAMINATION_RATES.items()}
+    chosen = rng.sample(clean, sum(counts.values()))
+    kinds = [kind for kind, count in counts.items() for _ in range(count)]
+    return dict(zip(chosen, kinds, strict=True))
 
 
 def _plan(rng: random.Random, n_docs: int) -> list[str]:
@@ -218,8 +231,10 @@ class _TruthWriter:
 
 
 class _Generator:
-    def __init__(self, rng: random.Random, writer: _CorpusWriter, truth: _TruthWriter) -> None:
+    def __init__(self, rng: random.Random, writer: _CorpusWriter, truth: _TruthWriter,
+                 contamination: tuple[random.Random, dict[int, str]]) -> None:
         self.rng = rng
+        self.contamination_rng, self.contamination = contamination
         self.writer = writer
         self.pool: list[_Doc] = []
         self.truth = truth
@@ -279,9 +294,6 @@ class _Generator:
         if label == "mojibake_unrepairable":
             bad = content_defects.mojibake_unrepairable(rng, text, lang)
             return _Planted(lang, category, bad, [label], orig_sha256=_sha256(text))
-        if label in ("contaminated", "contamination_negative"):
-            plant = contaminated_document if label == "contaminated" else hard_negative
-            return _Planted(lang, category, plant(rng, text, lang), [label])
         if lang == "en" and sum(not c.isascii() for c in text) < 2:
             return None
         bad = content_defects.mojibake_repairable(rng, text)
@@ -327,8 +339,17 @@ class _Generator:
                 return planted, file, source
         raise RuntimeError(f"could not plant {label}")
 
+    def _contaminate(self, planted: _Planted, kind: str) -> None:
+        """Turn a clean record into a page that copies evaluation questions, or a hard negative beside them."""
+        plant = contaminated_document if kind == "contaminated" else hard_negative
+        planted.text = plant(self.contamination_rng, planted.text, planted.lang)
+        planted.defects = [kind]
+
     def record(self, index: int, label: str) -> None:
         planted, file, source = self._plant(label)
+        clean_text = planted.text  # what later copies are made from: the pool holds clean documents only
+        if label == "clean" and index in self.contamination:
+            self._contaminate(planted, self.contamination[index])
         rng = self.rng
         ext = ".txt" if file == TXT_DIR else ""
         sid = f"{source}-{index:06d}{ext}"
@@ -344,7 +365,7 @@ class _Generator:
         else:
             location, position = self.writer.line(file, _ingest_line(rng, ingest, fields))
         if label == "clean":
-            self._remember(_Doc(sid, planted.text, planted.lang, planted.category))
+            self._remember(_Doc(sid, clean_text, planted.lang, planted.category))
         expected = "keep" if ingest == "ok" and set(planted.defects) <= set(KEPT_DEFECTS) else "drop"
         self.truth.add(file, TruthRecord(
             record=location, file=location if file == TXT_DIR else file, source_id=sid, lang=planted.lang,
@@ -401,7 +422,8 @@ def _generate(out_dir: Path, n_docs: int, seed: int) -> DemoSummary:
     with ExitStack() as stack:
         writer = _CorpusWriter(corpus_dir, {name: _open_jsonl(stack, corpus_dir / name) for name in JSONL_FILES})
         truth = _TruthWriter(out_dir, stack)
-        generator = _Generator(rng, writer, truth)
+        contamination_rng = random.Random(f"contamination-{seed}")
+        generator = _Generator(rng, writer, truth, (contamination_rng, _contamination_plan(contamination_rng, labels)))
         for index in range(len(labels)):
             try:
                 generator.record(index, labels[index])

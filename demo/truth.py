@@ -255,8 +255,8 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
     ``line_filtered``: the source_ids of documents whose lines clean's line filters removed; a planted mojibake
     document among them that does not match its original is not judged (only the original's hash is known).
 
-    A record counts as removed when its source_id is absent from `kept`; a clean original counts
-    as lost only when neither it nor any planted copy of it was kept (dedup keeps one of them).
+    A record counts as removed when its source_id is absent from `kept`; an original to keep (clean, or with a
+    defect to keep) counts as lost only when neither it nor any planted copy of it was kept (dedup keeps one of them).
     """
     root_of = _duplicate_roots(truth)
     units_kept = {root_of[sid] for sid in kept if sid in root_of}
@@ -273,7 +273,8 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
         kinds = list(r.defects) if r.ingest == "ok" else [f"ingest:{r.ingest}"]
         for kind in kinds:
             planted[kind] += 1
-            removed[kind] += gone
+            # a record to keep that is the original of planted copies is kept when one of its unit is
+            removed[kind] += gone if r.expected == "drop" else r.source_id not in units_kept
         if r.ingest == "ok" and not r.defects:
             for key in {(r.lang, ""), (r.lang, r.genre)}:
                 clean[key] += 1
