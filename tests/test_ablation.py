@@ -15,7 +15,7 @@ from common.config import load_config
 from common.text import dedup_tokens
 from common.tokens import TokenDataset
 from demo.content_docs import clean_document
-from kiln.ablation.evalsets import EvalMatcher
+from kiln.ablation.evalsets import EvalMatcher, benchmark_questions
 from kiln.ablation.results import bits_per_byte, interval, overlap, summarize
 from kiln.ablation.streams import SharedTokenizer, predicted_bytes, token_byte_lengths, write_tokenizer
 from stages.tokenize.bpe import train_tokenizer
@@ -76,6 +76,18 @@ def test_the_matcher_finds_ids_copies_and_near_duplicates_not_other_text():
     texts = [held[1].upper() + "  ", near, held[3], other, "unrelated"]
     hits = matcher.matches(np.array([1, 2, 3, 4, 12]), texts)
     assert hits.tolist() == [True, True, True, False, True]  # case and spacing, near copy, zh copy, other, same id
+
+
+def test_the_matcher_finds_pages_copying_a_benchmark_question_as_make_data_does():
+    rng = random.Random(8)
+    samples = tuple(sorted((REPO / "stages" / "eval" / "samples").glob("*.csv")))
+    questions = benchmark_questions(samples, load_config().decontaminate)
+    held = [clean_document(rng, "news", "en", "news")]
+    page = clean_document(rng, "news", "zh", "news")
+    copied = page + "\n\n3. 在TCP/IP模型中，HTTP协议\n属于哪一层？\nA. 应用层\nB. 传输层"
+    matcher = EvalMatcher(held, np.array([10]), load_config().dedup, questions)
+    assert matcher.matches(np.array([1, 2]), [copied, page]).tolist() == [True, False]
+    assert not EvalMatcher(held, np.array([10]), load_config().dedup).matches(np.array([1]), [copied]).any()
 
 
 def _run(arm: str, seed: int, loss: float) -> dict:
@@ -154,6 +166,11 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
             assert not any(len(shingles & e) / max(1, len(shingles | e)) >= cfg.threshold for e in evaluation), arm
     raw = next(row for row in summary["arms"] if row["name"] == "raw")
     assert raw["removed_as_evaluation"] > len(heldout) + len(validation) - 5  # copies and near copies went too
+    # nor a page copying a question of the benchmark files the arms are scored on (the demo plants such pages)
+    questions = benchmark_questions(tuple(sorted((REPO / "stages" / "eval" / "samples").glob("*.csv"))),
+                                    load_config().decontaminate)
+    for arm in ARMS:
+        assert not any(questions.scan(_decoded(root / "arms" / arm / "train.bin", root / "tokenizer.json"))), arm
 
     # a rerun trains nothing again
     again = cli(*command, timeout=600)
@@ -257,7 +274,7 @@ def test_an_extra_arm_reruns_the_pipeline_with_its_overrides_up_to_its_stage(tmp
     from kiln.ablation.evalsets import pipeline_heldout
 
     held = pipeline_heldout(shared / "dedup", np.zeros(0, np.int64), 20, seed=3)
-    excluded = _exclusions(cfg, shared, [held], sources, data / "ablation")
+    excluded = _exclusions(cfg, shared, [held], sources, data / "ablation", ())
     assert set(held.doc_ids.tolist()) <= set(excluded["raw"].tolist())
     assert excluded["no_line_filters"].size >= 20  # each held-out document is in its clean output too
 

@@ -31,6 +31,7 @@ from kiln.ablation.evalsets import (
     VALIDATION,
     EvalMatcher,
     EvalSet,
+    benchmark_questions,
     pipeline_heldout,
     user_heldout,
     validation_split,
@@ -119,7 +120,8 @@ def _plan_key(cfg: KilnConfig, inputs: Inputs, data_dir: Path) -> str:
         "stages": {stage: manifest_sha256(data_dir / stage) for stage in BUILT_IN_ARMS.values()},
         "heldout": [ab.heldout_documents, ab.seed, file_sha256(inputs.heldout) if inputs.heldout else None],
         "tokenizer": [ab.vocab_size, ab.tokenizer_sample_bytes], "dedup": cfg.dedup.model_dump(mode="json"),
-        "seq_len": inputs.seq_len,
+        "seq_len": inputs.seq_len, "benchmarks": [file_sha256(f) for f in inputs.mc_files],
+        "decontaminate": cfg.decontaminate.model_dump(mode="json"),
     })
 
 
@@ -206,17 +208,19 @@ def _write_eval_streams(sets: list[EvalSet], shared: SharedTokenizer, seq_len: i
     return info
 
 
-def _exclusions(cfg: KilnConfig, data_dir: Path, sets: list[EvalSet], sources: list[ArmSource],
-                out: Path) -> dict[str, np.ndarray]:
+def _exclusions(cfg: KilnConfig, data_dir: Path, sets: list[EvalSet], sources: list[ArmSource], out: Path,
+                mc_files: tuple[Path, ...]) -> dict[str, np.ndarray]:
     """Per arm, the ids it must not train on. This run's arms: the evaluation documents and every document of
-    ingest's or clean's output matching them (by id, copy or near copy). An extra arm's pipeline: matches of its
-    own outputs by text (its ids may mean other documents)."""
+    ingest's or clean's output matching them (by id, copy or near copy), or copying a question of ``mc_files``. An
+    extra arm's pipeline: matches of its own outputs by text (its ids may mean other documents)."""
     ids = np.concatenate([s.doc_ids for s in sets])
     raw_forms = read_texts(data_dir / "ingest", ids)
-    matcher = EvalMatcher([t for s in sets for t in s.texts] + list(raw_forms.values()), ids, cfg.dedup)
+    matcher = EvalMatcher([t for s in sets for t in s.texts] + list(raw_forms.values()), ids, cfg.dedup,
+                          benchmark_questions(mc_files, cfg.decontaminate))
     main = _excluded_ids(matcher, [data_dir / "ingest", data_dir / "clean"], True,
                          out / EVAL_DIR / "excluded_ids.npy")
-    say(f"{main.size:,} documents are, copy or nearly copy an evaluation document: no arm trains on them")
+    say(f"{main.size:,} documents are, copy or nearly copy an evaluation document, or copy a benchmark question: no "
+        "arm trains on them")
     excluded = {}
     for source in sources:
         if source.name in BUILT_IN_ARMS:
@@ -239,7 +243,7 @@ def ablate(cfg: KilnConfig, data_dir: Path, reload: Reload, args: argparse.Names
 
     sets = _evaluation_sets(cfg, data_dir, inputs)
     say("evaluation sets: " + "; ".join(f"{s.name}: {s.origin}" for s in sets))
-    excluded = _exclusions(cfg, data_dir, sets, sources, out)
+    excluded = _exclusions(cfg, data_dir, sets, sources, out, inputs.mc_files)
     shared = SharedTokenizer.load(_tokenizer(cfg, data_dir, excluded[BASELINE], out), sets[0].texts[:200])
     seq_len, batch = inputs.seq_len, inputs.trainer.train.global_batch
     eval_sets = _write_eval_streams(sets, shared, seq_len, out)
