@@ -478,3 +478,9 @@ def report(index: ContaminationIndex, cfg: DecontaminateConfig, found: dict) -> 
     return {"mode": cfg.mode, "ngram": cfg.ngram, "min_item_tokens": cfg.min_item_tokens,
             "max_items_per_ngram": cfg.max_items_per_ngram, "common_ngrams_ignored": index.common_ngrams,
             "files": [f.__dict__ for f in index.files], "sets": sets}
+
+
+def compile_kernels() -> None:
+    """Compile the matching kernels into numba's cache (the dedup image's build runs this, so no run pays for it)."""
+    item = EvalItem("warm-up", "warm-up", 1, "a question long enough to give the index its keys", "an answer")
+    ContaminationIndex.build([item], [], DecontaminateConfig()).scan([f"text with {item.question} in it"])
