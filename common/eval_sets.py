@@ -19,7 +19,8 @@ from common.errors import KilnError
 from common.files import file_sha256
 from common.questions import QuestionFileError, read_question_set
 
-SHIPPED_EVAL_SETS = Path(__file__).resolve().parent.parent / "stages" / "eval" / "samples"
+REPO_DIR = Path(__file__).resolve().parent.parent
+SHIPPED_EVAL_SETS = REPO_DIR / "stages" / "eval" / "samples"
 """The sample multiple-choice sets Kiln ships for evaluation (``python -m stages.eval --mc``'s default)."""
 DECONTAMINATING_STAGE = "dedup"
 DECONTAMINATION_REPORT = "decontamination.json"
@@ -57,6 +58,13 @@ class EvalFile:
     path: str
     sha256: str
     items: int
+
+
+def shown_path(file: Path) -> str:
+    """A file's path as reports and meta.json record it: a shipped set's relative to the repository (the same on a
+    host and in an image), any other as given."""
+    resolved = file.resolve()
+    return str(resolved.relative_to(REPO_DIR)) if resolved.is_relative_to(SHIPPED_EVAL_SETS) else str(file)
 
 
 def set_files(path: Path) -> list[Path]:
@@ -115,5 +123,5 @@ def read_eval_sets(paths: list[Path], text_field: str = "text") -> tuple[list[Ev
             if not found:
                 raise EvalSetError(f"evaluation set {set_name}: {file} holds no item")
             items += found
-            files.append(EvalFile(set_name, str(file), file_sha256(file), len(found)))
+            files.append(EvalFile(set_name, shown_path(file), file_sha256(file), len(found)))
     return items, files
