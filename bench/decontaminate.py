@@ -17,6 +17,7 @@ Run from anywhere with Kiln's environment:  .venv/bin/python bench/decontaminate
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import random
@@ -32,6 +33,8 @@ from measure import (
     BENCH_DIR,
     REPO_DIR,
     WorkerError,
+    add_core_argument,
+    check_core,
     log,
     reference_python,
     run_driver,
@@ -191,10 +194,6 @@ def show(report: dict) -> None:
 
 
 def main() -> None:
-    import argparse
-
-    from measure import add_core_argument, check_core
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[100_000, 1_000_000],
                         help="generated documents to scan, comma-separated (default 100000,1000000)")

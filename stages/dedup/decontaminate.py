@@ -285,11 +285,16 @@ class ContaminationIndex:
                                       np.full(len(items), WINDOWS_TO_MATCH)]),
                    dict(skipped), int(common.sum()))
 
+    @functools.cached_property
+    def powers(self) -> np.ndarray:
+        """The hash base's powers up to the longest key: computed once per index, not per batch."""
+        return _powers(int(self.lengths.max()))
+
     def scan(self, texts: list[str]) -> list[list[Match]]:
         """Each text's matches (character offsets into the text as given)."""
         normalized = [normalize(t) for t in texts]
         cp, starts = code_points(normalized)
-        found = _scan(cp, starts, token_kinds(), _powers(int(self.lengths.max())), self.anchors, self.keys,
+        found = _scan(cp, starts, token_kinds(), self.powers, self.anchors, self.keys,
                       self.key_index, self.lengths, self.anchor_length) if cp.size else []
         matches: list[list[Match]] = [[] for _ in texts]
         for doc, key, start, end, length in found:
