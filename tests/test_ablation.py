@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from common.config import load_config
+from common.eval_sets import EvalItem
 from common.text import dedup_tokens
 from common.tokens import TokenDataset
 from demo.content_docs import clean_document
-from kiln.ablation.evalsets import EvalMatcher, benchmark_questions
+from kiln.ablation.evalsets import COPIED_WINDOW_SHARE, EvalMatcher, benchmark_questions
 from kiln.ablation.results import bits_per_byte, interval, overlap, summarize
 from kiln.ablation.streams import SharedTokenizer, predicted_bytes, token_byte_lengths, write_tokenizer
+from stages.dedup.decontaminate import ContaminationIndex
 from stages.tokenize.bpe import train_tokenizer
 from tests.conftest import REPO, cli
 from tests.test_pipeline_demo import shared_demo_run
@@ -72,10 +74,15 @@ def test_the_matcher_finds_ids_copies_and_near_duplicates_not_other_text():
     other = clean_document(rng, "news", "en", "news")
     words = held[0].split()
     near = " ".join(words[:-3] + ["changed", "three", "words"])
-    matcher = EvalMatcher(held, np.array([10, 11, 12, 13]), load_config().dedup)
-    texts = [held[1].upper() + "  ", near, held[3], other, "unrelated"]
-    hits = matcher.matches(np.array([1, 2, 3, 4, 12]), texts)
-    assert hits.tolist() == [True, True, True, False, True]  # case and spacing, near copy, zh copy, other, same id
+    cfg = load_config()
+    matcher = EvalMatcher(held, np.array([10, 11, 12, 13]), cfg.dedup, cfg.decontaminate)
+    embedded = f"{other}\n\n{held[2]}\n\n{clean_document(rng, 'news', 'en', 'news')}"  # whole, inside a longer page
+    sentence = " ".join(held[2].split()[:20])
+    quoting = f"{other} {sentence}"  # one shared sentence: ordinary overlap, not a copy
+    texts = [held[1].upper() + "  ", near, held[3], other, "unrelated", embedded, quoting]
+    hits = matcher.matches(np.array([1, 2, 3, 4, 12, 5, 6]), texts)
+    # case and spacing, near copy, zh copy, other, same id, embedded copy, a quoted sentence
+    assert hits.tolist() == [True, True, True, False, True, True, False]
 
 
 def test_the_matcher_finds_pages_copying_a_benchmark_question_as_make_data_does():
@@ -85,9 +92,10 @@ def test_the_matcher_finds_pages_copying_a_benchmark_question_as_make_data_does(
     held = [clean_document(rng, "news", "en", "news")]
     page = clean_document(rng, "news", "zh", "news")
     copied = page + "\n\n3. 在TCP/IP模型中，HTTP协议\n属于哪一层？\nA. 应用层\nB. 传输层"
-    matcher = EvalMatcher(held, np.array([10]), load_config().dedup, questions)
+    cfg = load_config()
+    matcher = EvalMatcher(held, np.array([10]), cfg.dedup, cfg.decontaminate, questions)
     assert matcher.matches(np.array([1, 2]), [copied, page]).tolist() == [True, False]
-    assert not EvalMatcher(held, np.array([10]), load_config().dedup).matches(np.array([1]), [copied]).any()
+    assert not EvalMatcher(held, np.array([10]), cfg.dedup, cfg.decontaminate).matches(np.array([1]), [copied]).any()
 
 
 def _run(arm: str, seed: int, loss: float) -> dict:
@@ -166,11 +174,17 @@ def test_a_reduced_ablation_trains_every_arm_alike_on_data_disjoint_from_the_eva
             assert not any(len(shingles & e) / max(1, len(shingles | e)) >= cfg.threshold for e in evaluation), arm
     raw = next(row for row in summary["arms"] if row["name"] == "raw")
     assert raw["removed_as_evaluation"] > len(heldout) + len(validation) - 5  # copies and near copies went too
-    # nor a page copying a question of the benchmark files the arms are scored on (the demo plants such pages)
+    # nor half of an evaluation document's 13-token windows, nor a page copying a question of the benchmark files
+    # the arms are scored on (the demo plants such pages)
+    decontaminate = load_config().decontaminate
+    copies = ContaminationIndex.build([EvalItem("heldout", "", row, text)
+                                       for row, text in enumerate(heldout + validation)], [], decontaminate,
+                                      min_window_share=COPIED_WINDOW_SHARE)
     questions = benchmark_questions(tuple(sorted((REPO / "stages" / "eval" / "samples").glob("*.csv"))),
-                                    load_config().decontaminate)
+                                    decontaminate)
     for arm in ARMS:
-        assert not any(questions.scan(_decoded(root / "arms" / arm / "train.bin", root / "tokenizer.json"))), arm
+        texts = _decoded(root / "arms" / arm / "train.bin", root / "tokenizer.json")
+        assert not any(copies.scan(texts)) and not any(questions.scan(texts)), arm
 
     # a rerun trains nothing again
     again = cli(*command, timeout=600)

@@ -216,7 +216,7 @@ def _exclusions(cfg: KilnConfig, data_dir: Path, sets: list[EvalSet], sources: l
     ids = np.concatenate([s.doc_ids for s in sets])
     raw_forms = read_texts(data_dir / "ingest", ids)
     matcher = EvalMatcher([t for s in sets for t in s.texts] + list(raw_forms.values()), ids, cfg.dedup,
-                          benchmark_questions(mc_files, cfg.decontaminate))
+                          cfg.decontaminate, benchmark_questions(mc_files, cfg.decontaminate))
     main = _excluded_ids(matcher, [data_dir / "ingest", data_dir / "clean"], True,
                          out / EVAL_DIR / "excluded_ids.npy")
     say(f"{main.size:,} documents are, copy or nearly copy an evaluation document, or copy a benchmark question: no "

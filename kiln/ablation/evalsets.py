@@ -6,14 +6,15 @@ Two sets of text, both removed from every arm before any arm is built:
   validation split), or the documents of a user's file;
 - ``validation``: the mix's own validation split.
 
-A training document is removed when it is one of them (same ``doc_id``), has the same normalized text, or
-is a near-duplicate of one by the dedup stage's MinHash settings (a shared LSH band, then an estimated
-Jaccard similarity at or above ``dedup.threshold``), whether in its raw or its cleaned form; and when it
-copies a question of the multiple-choice files the arms are scored on, found as `make data`'s
-decontamination finds it (stages/dedup/decontaminate.py), so that arms built from stages before dedup
-are decontaminated too. Held-out documents themselves are matched as near-duplicates, not by n-gram
-windows: whole documents share sentences with many others (on the demo corpus, 200 held-out
-documents share two 13-token windows with 44 % of the rest).
+A training document is removed when it is one of them (same ``doc_id``) or has the same normalized text; when it
+copies one, found as `make data`'s decontamination finds an evaluation item (stages/dedup/decontaminate.py: shared
+13-token windows after normalization), here when it holds at least half of a held-out document's windows, since
+whole documents share a sentence or two with many others (on the demo corpus, 200 held-out documents share two
+windows with 44 % of the rest, and half of their windows with one); when it is a near-duplicate of one by the
+dedup stage's MinHash settings (a shared LSH band, then an estimated Jaccard similarity at or above
+``dedup.threshold``), which finds copies edited too densely to keep whole windows; in its raw or its cleaned
+form; and when it copies a question of the multiple-choice files the arms are scored on, by the same
+decontamination, so that arms built from stages before dedup are decontaminated too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import KilnError
-from common.eval_sets import read_eval_sets
+from common.eval_sets import EvalItem, read_eval_sets
 from common.hashing import unit_interval
 from kiln.ablation.documents import document_index, iter_documents, read_texts
 from stages.dedup.config import DecontaminateConfig, DedupConfig
@@ -34,6 +35,7 @@ from stages.dedup.lsh import band_keys
 from stages.dedup.minhash import EMPTY, estimate_jaccard_rows, exact_keys, shingle_hashes, signatures
 
 HELDOUT, VALIDATION = "heldout", "validation"
+COPIED_WINDOW_SHARE = 0.5  # of an evaluation document's n-gram windows, held by a document that copies it
 
 
 @dataclass(frozen=True)
@@ -104,12 +106,15 @@ class EvalMatcher:
     question.
 
     ``texts`` are the evaluation documents as the sets hold them, plus any other form of them (their raw text
-    before cleaning), so that a copy of either form is found; ``questions``, the benchmark files' index."""
+    before cleaning), so that a copy of either form is found; ``questions``, the benchmark files' index;
+    ``decontaminate``, how both are matched."""
 
-    def __init__(self, texts: list[str], ids: np.ndarray, cfg: DedupConfig,
+    def __init__(self, texts: list[str], ids: np.ndarray, cfg: DedupConfig, decontaminate: DecontaminateConfig,
                  questions: ContaminationIndex | None = None):
         self.cfg = cfg
         self.questions = questions
+        self.copies = ContaminationIndex.build([EvalItem(HELDOUT, "", row, text) for row, text in enumerate(texts)],
+                                               [], decontaminate, min_window_share=COPIED_WINDOW_SHARE)
         self.ids = np.unique(ids)
         self.exact = set(exact_keys(texts))
         self.sigs = self._signatures(texts)
@@ -129,8 +134,9 @@ class EvalMatcher:
         another pipeline run, whose ids mean other documents)."""
         hit = np.zeros(len(texts), bool) if doc_ids is None else np.isin(doc_ids, self.ids)
         hit |= np.fromiter((key in self.exact for key in exact_keys(texts)), dtype=bool, count=len(texts))
-        if self.questions is not None:
-            hit |= np.array([bool(found) for found in self.questions.scan(texts)], dtype=bool)
+        for index in (self.copies, self.questions):
+            if index is not None:
+                hit |= np.array([bool(found) for found in index.scan(texts)], dtype=bool)
         sigs = self._signatures(texts)
         pairs = [(len(self.sigs) + row, other)
                  for row, keys in enumerate(band_keys(sigs, self.cfg.bands, self.cfg.rows).tolist())

@@ -239,8 +239,11 @@ class ContaminationIndex:
     common_ngrams: int  # keys ignored as common phrasing
 
     @classmethod
-    def build(cls, items: list[EvalItem], files: list[EvalFile], cfg: DecontaminateConfig) -> ContaminationIndex:
-        """The keys of ``items`` (see the module's docstring)."""
+    def build(cls, items: list[EvalItem], files: list[EvalFile], cfg: DecontaminateConfig,
+              min_window_share: float = 0.0) -> ContaminationIndex:
+        """The keys of ``items`` (see the module's docstring). ``min_window_share`` raises the windows a document
+        must hold to that share of an item's windows: long items such as whole held-out documents share a sentence
+        or two with many pages, and are copied only where most of their text is."""
         powers = _powers(cfg.ngram)
         item_keys: list[np.ndarray] = []
         owners: list[np.ndarray] = []
@@ -278,12 +281,14 @@ class ContaminationIndex:
         keys, key_index = _table(distinct[~common], with_values=True)
         anchor_table, _ = _table(np.unique(np.concatenate(anchors)) if anchors else np.zeros(0, np.uint64),
                                  with_values=False)
+        held = np.bincount(owner[kept & window], minlength=len(items))
+        needed = np.minimum.reduce([held, in_question, np.full(len(items), WINDOWS_TO_MATCH)])
+        if min_window_share > 0:
+            share = np.ceil(min_window_share * np.bincount(owner[window], minlength=len(items))).astype(np.int64)
+            needed = np.minimum(held, np.maximum(needed, share))
         return cls(items, files, cfg.ngram, cfg.min_item_tokens, anchor_table, keys, key_index,
                    np.array(sorted(lengths), dtype=np.int64), np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-                   owner[kept],
-                   np.minimum.reduce([np.bincount(owner[kept & window], minlength=len(items)), in_question,
-                                      np.full(len(items), WINDOWS_TO_MATCH)]),
-                   dict(skipped), int(common.sum()))
+                   owner[kept], needed, dict(skipped), int(common.sum()))
 
     @functools.cached_property
     def powers(self) -> np.ndarray:
