@@ -2,7 +2,8 @@
 
 Usage (started by bench/clean.py): clean_kiln.py DOCS.arrow RESULT.json --core N --warmup N [--runs N]
 
-With --runs N, clean_batch and its parts are timed N times, in turn, and the fastest time of each is kept.
+With --runs N, clean_batch, clean_batch without the personal-data step, and the parts are timed N times, in turn,
+and the fastest time of each is kept.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from common.config import load_config
 from stages.clean.config import CleanConfig
 from stages.clean.lid import decide_languages
 from stages.clean.lines import filter_lines
+from stages.clean.pii import find_pii
 from stages.clean.repair import repair
 from stages.clean.rules import apply_rules, build_rules
 from stages.clean.signals import compute_signals
@@ -61,6 +63,8 @@ def time_components(batches: list[pa.RecordBatch], cfg: CleanConfig) -> dict[str
         with timed(seconds, "rules"):
             apply_rules(rules, signals, [d.lang for d in languages],
                         [None if d.accepted else LANG_REASON for d in languages])
+        with timed(seconds, "personal data"):
+            find_pii(texts, cfg.pii.kinds)
     return seconds
 
 
@@ -75,13 +79,16 @@ def main() -> None:
     start = time.perf_counter()
     clean_batch(batches[0].slice(0, args.warmup), cfg)
     warmup = time.perf_counter() - start
-    runs, parts = [], []
-    for _ in range(args.runs):  # the whole and its parts in turn: a slow spell of the machine hits both
+    without_pii = cfg.replace(pii=cfg.pii.replace(**dict.fromkeys(cfg.pii.kinds, False)))
+    runs, runs_without_pii, parts = [], [], []
+    for _ in range(args.runs):  # the whole and its parts in turn: a slow spell of the machine hits each
         runs.append(time_clean_batch(batches, cfg))
+        runs_without_pii.append(time_clean_batch(batches, without_pii)[0])
         parts.append(time_components(batches, cfg))
     write_result(args.result, {
         "docs": sum(b.num_rows for b in batches), "batch_rows": cfg.batch_rows, "warmup_s": warmup,
         "seconds": min(seconds for seconds, _ in runs), "runs_s": [seconds for seconds, _ in runs], "kept": runs[0][1],
+        "seconds_without_pii": min(runs_without_pii), "runs_without_pii_s": runs_without_pii,
         "components_s": {name: min(run[name] for run in parts) for name in parts[0]},
     })
 

@@ -8,8 +8,9 @@ import json
 import random
 import shutil
 from collections import Counter
+from collections.abc import Collection
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -23,6 +24,7 @@ from demo.content_contamination import contaminated_document, hard_negative
 from demo.content_docs import LANGUAGES, clean_document, tech_document
 from demo.content_foreign import FOREIGN_LANGS, foreign_document
 from demo.content_junk import short_text, spam_document
+from demo.content_pii import plant_negatives, plant_pii
 from demo.truth import KEPT_DEFECTS, TruthRecord
 
 RATES = {
@@ -35,6 +37,8 @@ RATES = {
 # this rate (at least MIN_PER_KIND), chosen and written with a random stream of their own: the rest of the corpus is
 # what the seed makes without them.
 CONTAMINATION_RATES = {"contaminated": 0.005, "contamination_negative": 0.005}
+# Clean records given sentences with personal data, or with look-alikes of it, the same way (a stream of their own).
+PII_RATES = {"pii": 0.005, "pii_negative": 0.005}
 INGEST_FAILURES = ("bad_json", "bad_utf8", "missing_text", "empty_text")
 MIN_PER_KIND = 3
 MIN_DOCS = 100
@@ -102,6 +106,8 @@ class _Planted:
     jaccard: float | None = None
     timestamps: tuple[str, ...] = ()
     orig_sha256: str | None = None
+    pii: list[str] = field(default_factory=list)
+    pii_negatives: list[str] = field(default_factory=list)
 
 
 class _NoOriginal(Exception):
@@ -119,10 +125,12 @@ def _json_line(fields: dict) -> str:
     return line
 
 
-def _contamination_plan(rng: random.Random, labels: list[str]) -> dict[int, str]:
-    """Which clean records (after the first ones) become which kind of CONTAMINATION_RATES."""
-    clean = [i for i, label in enumerate(labels) if label == "clean" and i >= max(10, len(labels) // 50)]
-    counts = {kind: max(MIN_PER_KIND, round(rate * len(labels))) for kind, rate in CONTAMINATION_RATES.items()}
+def _side_plan(rng: random.Random, labels: list[str], rates: dict[str, float], taken: Collection[int] = ()
+               ) -> dict[int, str]:
+    """Which clean records (after the first ones, none of ``taken``) become which kind of ``rates``."""
+    clean = [i for i, label in enumerate(labels)
+             if label == "clean" and i >= max(10, len(labels) // 50) and i not in taken]
+    counts = {kind: max(MIN_PER_KIND, round(rate * len(labels))) for kind, rate in rates.items()}
     chosen = rng.sample(clean, sum(counts.values()))
     kinds = [kind for kind, count in counts.items() for _ in range(count)]
     return dict(zip(chosen, kinds, strict=True))
@@ -232,9 +240,10 @@ class _TruthWriter:
 
 class _Generator:
     def __init__(self, rng: random.Random, writer: _CorpusWriter, truth: _TruthWriter,
-                 contamination: tuple[random.Random, dict[int, str]]) -> None:
+                 contamination: tuple[random.Random, dict[int, str]], pii: tuple[random.Random, dict[int, str]]) -> None:
         self.rng = rng
         self.contamination_rng, self.contamination = contamination
+        self.pii_rng, self.pii = pii
         self.writer = writer
         self.pool: list[_Doc] = []
         self.truth = truth
@@ -345,11 +354,23 @@ class _Generator:
         planted.text = plant(self.contamination_rng, planted.text, planted.lang)
         planted.defects = [kind]
 
+    def _add_pii(self, planted: _Planted, kind: str) -> None:
+        """Give a clean record sentences with personal data, or with look-alikes of it."""
+        plant = plant_pii if kind == "pii" else plant_negatives
+        planted.text, values = plant(self.pii_rng, planted.text, planted.lang)
+        planted.defects = [kind]
+        if kind == "pii":
+            planted.pii = values
+        else:
+            planted.pii_negatives = values
+
     def record(self, index: int, label: str) -> None:
         planted, file, source = self._plant(label)
         clean_text = planted.text  # what later copies are made from: the pool holds clean documents only
         if label == "clean" and index in self.contamination:
             self._contaminate(planted, self.contamination[index])
+        if label == "clean" and index in self.pii:
+            self._add_pii(planted, self.pii[index])
         rng = self.rng
         ext = ".txt" if file == TXT_DIR else ""
         sid = f"{source}-{index:06d}{ext}"
@@ -371,7 +392,7 @@ class _Generator:
             record=location, file=location if file == TXT_DIR else file, source_id=sid, lang=planted.lang,
             category=planted.category, source=source, defects=planted.defects, ingest=ingest, dup_of=planted.dup_of,
             jaccard=planted.jaccard, timestamps=list(planted.timestamps), orig_sha256=planted.orig_sha256,
-            expected=expected,
+            expected=expected, pii=planted.pii, pii_negatives=planted.pii_negatives,
         ))
 
 
@@ -422,8 +443,10 @@ def _generate(out_dir: Path, n_docs: int, seed: int) -> DemoSummary:
     with ExitStack() as stack:
         writer = _CorpusWriter(corpus_dir, {name: _open_jsonl(stack, corpus_dir / name) for name in JSONL_FILES})
         truth = _TruthWriter(out_dir, stack)
-        contamination_rng = random.Random(f"contamination-{seed}")
-        generator = _Generator(rng, writer, truth, (contamination_rng, _contamination_plan(contamination_rng, labels)))
+        contamination_rng, pii_rng = random.Random(f"contamination-{seed}"), random.Random(f"pii-{seed}")
+        contamination = _side_plan(contamination_rng, labels, CONTAMINATION_RATES)
+        generator = _Generator(rng, writer, truth, (contamination_rng, contamination),
+                               (pii_rng, _side_plan(pii_rng, labels, PII_RATES, contamination)))
         for index in range(len(labels)):
             try:
                 generator.record(index, labels[index])

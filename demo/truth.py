@@ -9,7 +9,7 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low", "contamination_negative")
+KEPT_DEFECTS = ("timestamps", "mojibake_repairable", "near_dup_low", "contamination_negative", "pii", "pii_negative")
 DROP_DEFECTS = (
     "exact_dup", "near_dup", "mojibake_unrepairable", "symbol_runs", "spam", "code_stub", "other_lang", "too_short",
     "contaminated",
@@ -42,6 +42,8 @@ class TruthRecord:
     expected: str
     genre: str = ""
     ad_lines: list[str] = field(default_factory=list)  # the ad lines planted in a real passage (spam_lines)
+    pii: list[str] = field(default_factory=list)  # personal data planted, as written: none may reach the output
+    pii_negatives: list[str] = field(default_factory=list)  # look-alikes of it planted: each must stay as written
 
     def to_json(self) -> str:
         """One line of truth.jsonl."""
@@ -134,6 +136,10 @@ class TruthReport:
     mojibake_unjudged: int = 0
     ad_lines: int = 0
     ad_lines_left: int = 0
+    pii_values: int = 0
+    pii_left: int = 0
+    pii_negatives: int = 0
+    pii_negatives_changed: int = 0
 
     @property
     def mojibake_residue(self) -> float:
@@ -172,6 +178,8 @@ class TruthReport:
             "keep_f1": self.keep_f1,
             "mojibake_residue": {"present": self.mojibake_left, "rate": self.mojibake_residue},
             "ad_lines": {"planted": self.ad_lines, "present": self.ad_lines_left, "removed_rate": self.ad_line_recall},
+            "pii": {"planted": self.pii_values, "present": self.pii_left,
+                    "negatives": self.pii_negatives, "negatives_changed": self.pii_negatives_changed},
         }
 
     def format_table(self) -> str:
@@ -198,6 +206,9 @@ class TruthReport:
                else ""),
             *([f"ad lines in real passages: {self.ad_lines} planted, {self.ad_lines - self.ad_lines_left} removed "
                f"with their line or document ({self.ad_line_recall:.3f})"] if self.ad_lines else []),
+            *([f"personal data in kept documents: {self.pii_left} of {self.pii_values} planted values still present; "
+               f"look-alikes changed: {self.pii_negatives_changed} of {self.pii_negatives}"]
+              if self.pii_values or self.pii_negatives else []),
             f"documents kept: {self.kept}  ids not in the truth: {self.unknown_ids}  keep-F1: {self.keep_f1:.3f}",
         ]
         return "\n".join(lines)
@@ -267,7 +278,7 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
     clean: Counter[tuple[str, str]] = Counter()
     clean_dropped: Counter[tuple[str, str]] = Counter()
     groups: dict[str, list[str]] = defaultdict(list)
-    spans = spans_left = ad_lines = ad_lines_left = 0
+    spans = spans_left = ad_lines = ad_lines_left = pii = pii_left = pii_negatives = pii_changed = 0
     for r in truth:
         gone = r.source_id not in kept
         kinds = list(r.defects) if r.ingest == "ok" else [f"ingest:{r.ingest}"]
@@ -298,6 +309,9 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
             spans += len(r.timestamps)
             spans_left += sum(span in text for span in r.timestamps)
         ad_lines_left += sum(line in text for line in r.ad_lines)
+        pii, pii_left = pii + len(r.pii), pii_left + sum(value in text for value in r.pii)
+        pii_negatives += len(r.pii_negatives)
+        pii_changed += sum(value not in text for value in r.pii_negatives)
 
     order = [*DEFECTS, *(f"ingest:{o}" for o in INGEST_OUTCOMES[1:])]
     kinds = [
@@ -332,4 +346,8 @@ def score(truth: list[TruthRecord], kept: dict[str, str], line_filtered: Collect
         mojibake_unjudged=sum(unjudged[kind] for kind in MOJIBAKE_DEFECTS),
         ad_lines=ad_lines,
         ad_lines_left=ad_lines_left,
+        pii_values=pii,
+        pii_left=pii_left,
+        pii_negatives=pii_negatives,
+        pii_negatives_changed=pii_changed,
     )

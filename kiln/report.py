@@ -286,6 +286,14 @@ def _clean_section(stage: StageData) -> str:
         parts.append("<h3>Lines removed from documents</h3>"
                      + table(["reason", "documents", "lines", "characters"], rows, numeric={1, 2, 3})
                      + "<p>Each removed line is in <code>clean/_removed_lines/</code> with its document's ids.</p>")
+    pii = details.get("pii") or {}
+    if pii.get("kinds"):
+        action = (config.get("pii") or {}).get("action", "replace")
+        rows = [[kind, f'{n.get("spans", 0):,}', f'{n.get("documents", 0):,}'] for kind, n in pii["kinds"].items()]
+        parts.append(f"<h3>Personal data ({escape(action)})</h3>"
+                     + table(["kind", "spans", "documents"], rows, numeric={1, 2})
+                     + f'<p>{pii.get("documents", 0):,} documents touched. Where each span was (kind and position, '
+                     "never the value) is in <code>clean/_pii/</code>.</p>")
 
     by_rule: dict[str, dict[str, int]] = details.get("dropped_by_rule_lang") or {}
     parts.append("<h3>Drops per rule</h3>")

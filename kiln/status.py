@@ -66,7 +66,8 @@ def stage_status(data_dir: Path) -> list[StageStatus]:
         stats_file = stage_dir / STATS_NAME
         stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
         status.wall_seconds = stats.get("wall_seconds")
-        status.notes = _lines_note(name, stats) + _decontamination_note(stage_dir) + _classifier_note(stage_dir)
+        status.notes = (_lines_note(name, stats) + _pii_note(name, stats, manifest.config)
+                        + _decontamination_note(stage_dir) + _classifier_note(stage_dir))
         rows.append(status)
     return rows
 
@@ -80,6 +81,18 @@ def _lines_note(stage: str, stats: dict) -> list[str]:
     return [f"{stage} removed lines: " + ", ".join(
         f"{reason}={n['lines']:,} ({n['chars']:,} characters, {n['documents']:,} documents)"
         for reason, n in sorted(removed.items())) + f" (each in {stage}/_removed_lines/)"]
+
+
+def _pii_note(stage: str, stats: dict, config: dict) -> list[str]:
+    """The personal data the clean stage found in the documents it kept, per kind, and what it did with it."""
+    pii = (stats.get("details") or {}).get("pii") or {}
+    found = {kind: n for kind, n in (pii.get("kinds") or {}).items() if n.get("spans")}
+    if not found:
+        return []
+    action = (config.get("pii") or {}).get("action", "replace")
+    return [f"{stage} personal data ({action}): " + ", ".join(
+        f"{kind}={n['spans']:,} in {n['documents']:,} documents" for kind, n in found.items())
+        + f"; {pii['documents']:,} documents touched (where each was: {stage}/_pii/)"]
 
 
 def _decontamination_note(stage_dir: Path) -> list[str]:

@@ -14,7 +14,7 @@ from stages.clean.batch_text import BatchText
 from stages.clean.lines import filter_lines
 from stages.clean.repeated_lines import repeated_lines
 from stages.clean.spam import SpamScan, spam_matcher
-from stages.clean.stage import AD_LINE, REPEATED_LINE, TOO_SHORT_AFTER_LINES, clean_batch
+from stages.clean.stage import AD_LINE, REMOVED_LINES, REPEATED_LINE, TOO_SHORT_AFTER_LINES, clean_batch
 from tests import repeated_lines_reference as reference
 
 CFG = load_config().clean
@@ -89,7 +89,8 @@ def test_clean_batch_removes_ad_lines_drops_ad_pages_and_accounts_for_every_line
     ad_page = "Short note.\n" + "\n".join([ad] * 3)
     short_after = ("The meeting moved to the school hall on Friday evening because the library roof was being "
                    "repaired.\n\nCall 0800 555 0199 now")
-    kept, dropped, stats, removed = clean_batch(_batch([with_ad, EN_PROSE, ad_page, short_after]), CFG)
+    kept, dropped, stats, audit = clean_batch(_batch([with_ad, EN_PROSE, ad_page, short_after]), CFG)
+    removed = audit[REMOVED_LINES]
     assert kept.column("source_id").to_pylist() == ["s0", "s1"]
     assert kept.column("text")[0].as_py() == EN_PROSE  # the ad's paragraph is gone, nothing else
     assert kept.column("text")[1].as_py() == EN_PROSE
@@ -107,7 +108,8 @@ def test_clean_batch_removes_ad_lines_drops_ad_pages_and_accounts_for_every_line
 def test_line_filters_switched_off_keep_every_line():
     with_ad = EN_PROSE.replace("\n\n", "\n\nFlash sale: 40% off every order!\nCall 0800 555 0199 now\n\n", 1)
     cfg = CFG.replace(line_filters=CFG.line_filters.replace(enabled=False))
-    kept, _, stats, removed = clean_batch(_batch([with_ad]), cfg)
+    kept, _, stats, audit = clean_batch(_batch([with_ad]), cfg)
+    removed = audit[REMOVED_LINES]
     assert kept.column("text")[0].as_py() == with_ad and removed.num_rows == 0
     assert stats["lines_removed"][AD_LINE]["lines"] == 0
 
@@ -125,7 +127,8 @@ def _framed(k: int) -> str:
 
 
 def test_a_sites_navigation_bar_and_footer_are_removed_from_each_of_its_pages():
-    kept, _, stats, removed = clean_batch(_batch([_framed(k) for k in range(8)]), CFG)
+    kept, _, stats, audit = clean_batch(_batch([_framed(k) for k in range(8)]), CFG)
+    removed = audit[REMOVED_LINES]
     assert kept.column("text").to_pylist() == [f"Note\n\n{ARTICLES[k]}" for k in range(8)]  # "Note": a label, kept
     assert removed.column("reason").to_pylist() == [REPEATED_LINE] * 16
     assert set(removed.column("line").to_pylist()) == {NAV, FOOTER}
@@ -148,8 +151,8 @@ def test_lines_shared_by_copies_by_other_sources_or_by_few_pages_stay():
     assert _repeated([_framed(k) for k in range(8)], ["a"] * 8) == [{0, 6}] * 8
     # Grouped by the URL's host when the document has one, whatever the source is called.
     urls = [json.dumps({"url": f"https://valley.example/news/{k}"}) for k in range(8)]
-    kept, _, _, removed = clean_batch(_batch([_framed(k) for k in range(8)], [f"f{k}" for k in range(8)], urls), CFG)
-    assert removed.num_rows == 16
+    kept, _, _, audit = clean_batch(_batch([_framed(k) for k in range(8)], [f"f{k}" for k in range(8)], urls), CFG)
+    assert audit[REMOVED_LINES].num_rows == 16
 
 
 def test_the_batched_filter_equals_its_definition_on_random_pages():

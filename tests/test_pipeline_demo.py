@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from common.eval_sets import SHIPPED_EVAL_SETS
@@ -141,6 +142,7 @@ def test_the_pipeline_ends_with_packed_tokens_the_trainer_can_read(demo_run):
     page = cli("-m", "kiln", "report", str(data)).stdout.strip()
     html = Path(page).read_text()
     assert 'src="tokenize-tokens-by-category.png"' in html and "<h3>Decontamination</h3>" in html
+    assert "<h3>Personal data (replace)</h3>" in html
 
 
 def test_each_stage_writes_the_outputs_its_registry_declares(demo_run):
@@ -161,3 +163,16 @@ def test_the_demo_pages_that_copy_the_shipped_samples_are_removed_and_the_negati
     assert {(Path(f["path"]).name, f["sha256"]) for f in checked} == {
         (path.name, file_sha256(path)) for path in SHIPPED_EVAL_SETS.glob("*.csv")}
 
+
+
+def test_the_personal_data_planted_in_the_demo_is_gone_and_its_look_alikes_stay(demo_run):
+    data, stdout = demo_run
+    report = score(load_truth(data / "demo"), read_kept_texts(data / "clean"), read_line_filtered(data / "clean"))
+    assert report.pii_values >= 40 and report.pii_left == 0, report.format_table()
+    assert report.pii_negatives >= 40 and report.pii_negatives_changed == 0, report.format_table()
+    assert report.kind("pii").rate == 1.0 and report.kind("pii_negative").rate == 1.0  # their documents are kept
+    assert "clean personal data (replace): email=" in stdout
+    spans = pa.Table.from_batches([b for f in sorted((data / "clean" / "_pii").glob("*.arrow"))
+                                   for b in pa.ipc.open_file(f).read_all().to_batches()])
+    assert spans.column_names == ["doc_id", "source_id", "kind", "start", "end"]  # where, never what
+    assert set(spans.column("kind").to_pylist()) == {"email", "phone", "id_number", "bank_card", "ip_address"}

@@ -76,6 +76,7 @@ def _clean_details() -> dict:
         "repaired": 7,
         "timestamp_spans_removed": 13,
         "lines_removed": {"ad": {"documents": 4, "lines": 11, "chars": 1234}},
+        "pii": {"documents": 5, "kinds": {"email": {"spans": 6, "documents": 4}, "bank_card": {"spans": 1, "documents": 1}}},
         "examples": {
             "too_short": [{"source_id": "doc-1", "lang": "en", "signal": "q_tokens=3 (min 20, lang en)",
                            "text": f"Read more {SCRIPT}"}],
@@ -208,6 +209,8 @@ def test_clean_rules_thresholds_and_counts(report: tuple[Path, str]) -> None:
     assert "Repaired documents: <b>7</b>" in page and "timestamp spans removed: <b>13</b>" in page
     removed = page[page.index("<h3>Lines removed from documents</h3>"):].split("</table>")[0]
     assert re.search(r"<td>ad</td><td[^>]*>4</td><td[^>]*>11</td><td[^>]*>1,234</td>", removed), removed
+    pii = page[page.index("<h3>Personal data (replace)</h3>"):].split("</p>")[0]
+    assert re.search(r"<td>email</td><td[^>]*>6</td><td[^>]*>4</td>", pii) and "5 documents touched" in pii, pii
 
 
 def test_examples_escaped_and_truncated(report: tuple[Path, str]) -> None:

@@ -136,9 +136,22 @@ def test_edge_cases_equal_their_definition_in_any_batch(rows):
     (r"risk[- ]free", r"free \w+", r"sk[- ]fr\w*", r"money\b", r"\w+ money"),
     # capture groups: a back-reference counts its group within the whole alternation
     (r"(x)yz", r"(a)\1", "free"),
+    # "no digit here" lookarounds: texts are joined for them (the NUL between two texts is not a digit)
+    (r"(?<!\d)1[3-9]\d{9}(?!\d)", "free"),
 ])
 def test_spam_counts_equal_their_definition_for_any_pattern(patterns):
-    assert mismatches(EDGE_CASES, patterns=patterns, batch_rows=7) == {}
+    assert mismatches(EDGE_CASES + DIGIT_RUNS, patterns=patterns, batch_rows=7) == {}
+
+
+DIGIT_RUNS = ["13912345678 is a mobile number", "so is 13912345678", "13912345678", "卡号6222021234567894不是",
+              "身份证11010519491231002X", "12345678901234567890", "a1391234567899b"]
+
+
+def test_a_mobile_number_inside_a_longer_run_of_digits_is_no_spam_match():
+    matcher = spam_matcher((r"(?<!\d)1[3-9]\d{9}(?!\d)",))
+    assert matcher._joinable  # noqa: SLF001 - joined with the batch, not a candidate in every text
+    counts, *_ = matcher.batch_hits(DIGIT_RUNS)
+    assert counts.tolist() == [1, 1, 1, 0, 0, 0, 0]
 
 
 def test_what_language_id_reads_equals_its_definition(tmp_path):

@@ -87,13 +87,17 @@ def test_a_classifier_with_nothing_held_out_says_so_instead_of_an_accuracy(tmp_p
     assert "0.000" not in out
 
 
-def test_the_lines_clean_removed_are_shown_per_reason(tmp_path: Path, capsys):
+def test_the_lines_and_personal_data_clean_removed_are_shown_per_kind(tmp_path: Path, capsys):
     write_manifest(tmp_path / "clean", Manifest(
         stage="clean", code_version="v", fingerprint="f", config={}, input={}, excluded={},
         shards=[ShardInfo(path="part-00000.arrow", rows=7, bytes=2048, sha256="0" * 64)],
         accounting=Accounting(7, 7, {})))
     (tmp_path / "clean" / "_stats.json").write_text(json.dumps({"wall_seconds": 1.0, "details": {
-        "lines_removed": {"ad": {"documents": 3, "lines": 12, "chars": 480}}}}))
+        "lines_removed": {"ad": {"documents": 3, "lines": 12, "chars": 480}},
+        "pii": {"documents": 4, "kinds": {"email": {"spans": 3, "documents": 3}, "phone": {"spans": 0, "documents": 0},
+                                          "ip_address": {"spans": 2, "documents": 1}}}}}))
     assert main(["status", str(tmp_path)]) == 0
-    assert ("clean removed lines: ad=12 (480 characters, 3 documents) (each in clean/_removed_lines/)"
-            in " ".join(capsys.readouterr().out.split()))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "clean removed lines: ad=12 (480 characters, 3 documents) (each in clean/_removed_lines/)" in out
+    assert ("clean personal data (replace): email=3 in 3 documents, ip_address=2 in 1 documents; 4 documents touched "
+            "(where each was: clean/_pii/)") in out

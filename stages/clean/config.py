@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -182,7 +183,7 @@ DEFAULT_SPAM_PATTERNS = [
     "招募代理", "一件代发", "货源", "高仿", "a货", "原单", "厂家直销", "全网最低", "假一赔", "正品保证",
     "无效退款", "保过", "提分", "免费试听", "名额有限", "先到先得", "彩金", "百家乐", "时时彩", "六合彩",
     "真人视讯", "返水", "注册即送", "注册送", "提款", "无抵押", "无担保", "秒批", "放款", "下款", "黑户",
-    "办证", "刻章", "代开", "首页排名", "上首页", "seo优化", "网站优化", "网站推广", "1[3-9]\\d{9}",
+    "办证", "刻章", "代开", "首页排名", "上首页", "seo优化", "网站优化", "网站推广", "(?<!\\d)1[3-9]\\d{9}(?!\\d)",
     "qq[:：]\\s*\\d{5,}", "click here", "buy now", "order now", "order today", "limited[- ]time offer",
     "free shipping", "act now", "call now", "sign up now", "subscribe now", "earn \\$", "from home",
     "no credit check", "bad credit", "casino", "free spins", "lowest prices?", "promo code", "discount code",
@@ -219,6 +220,31 @@ class LineFilterConfig(Section):
     """See `repeated_min_documents`."""
 
 
+class PiiConfig(Section):
+    """Personal data in the documents the rules keep (stages/clean/pii.py): each kind found by its pattern and, where
+    it has one, its check, then replaced by the kind's placeholder (<email>, <phone>, <id_number>, <bank_card>,
+    <ip_address>). Where each was is in <data_dir>/clean/_pii/ (kind and position, never the value)."""
+
+    action: Literal["replace", "drop_document", "keep"] = "replace"
+    """replace: each span becomes its kind's placeholder. drop_document: a document with any is dropped (reason
+    `pii`; its excluded copy has the placeholders). keep: spans are found and counted, the text is left as it is."""
+    email: bool = True
+    """E-mail addresses (not the reserved example domains such as example.com)."""
+    phone: bool = True
+    """Chinese mobile and landline numbers, and international numbers written with a leading +."""
+    id_number: bool = True
+    """Chinese resident identity numbers whose birth date and ISO 7064 check character hold."""
+    bank_card: bool = True
+    """Payment card numbers (13-19 digits starting 2-6) that pass the Luhn check."""
+    ip_address: bool = True
+    """Public IPv4 and IPv6 addresses (private, loopback, link-local and documentation ranges stay)."""
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds switched on."""
+        return tuple(kind for kind in type(self).model_fields if kind != "action" and getattr(self, kind))
+
+
 class CleanConfig(Section):
     """The clean stage: ftfy repair, timestamp scrubbing, language ID, line filters and quality rules."""
 
@@ -237,6 +263,7 @@ class CleanConfig(Section):
     with a contact (phone number, IM handle) beside an offer or a call to act, or with little else; an offer
     beside a call; a spam pattern beside a contact. Removed lines go to <data_dir>/clean/_removed_lines/ for
     audit."""
+    pii: PiiConfig = PiiConfig()
     rules: dict[str, RuleConfig] = Field(default_factory=lambda: dict(DEFAULT_RULES),
                                          json_schema_extra={"entry_notes": DEFAULT_RULE_NOTES})
     """Quality rules, applied in this order; a document is dropped under the first rule it fails and written to

@@ -27,8 +27,10 @@ import numpy as np
 
 _HEAD_BITS = 16
 _HEAD_BASE = 1_000_003
-# ^ $ \A \Z and lookarounds (not escaped): what a pattern could see across the NUL between two texts.
+# ^ $ \A \Z and lookarounds (not escaped): what a pattern could see across the NUL between two texts. A lookaround
+# that only says "no digit here" sees the NUL as it sees a text's edge, so it may be joined.
 _UNJOINABLE_RE = re.compile(r"(?<!\\)(?:\\\\)*(?:[$]|\\[AZ]|\(\?<?[=!])|(?<![\\\[])\^")
+_NOT_A_DIGIT_RE = re.compile(r"\(\?<?!\\d\)")
 
 
 def _code_points(text: str) -> np.ndarray:
@@ -102,7 +104,8 @@ class SpamMatcher:
         self._triggered_parts = np.array([i for i, trigger in enumerate(triggers) if trigger is not None], dtype=np.int64)
         # Anchors, lookarounds and empty matches would see the neighbouring texts: such patterns
         # make every text a candidate.
-        self._joinable = all(_UNJOINABLE_RE.search(part.pattern) is None and part.search("") is None
+        self._joinable = all(_UNJOINABLE_RE.search(_NOT_A_DIGIT_RE.sub("", part.pattern)) is None
+                             and part.search("") is None
                              for part in self._unanchored_parts)
         self._one_char = tuple(literal for literal in self.literals if len(literal) == 1)
         # Needles: the literals of two or more characters (counted), then the regex patterns'

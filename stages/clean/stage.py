@@ -1,5 +1,6 @@
 """The clean stage: repair, scrub timestamps, remove ad lines, identify the language, compute signals, apply rules;
-then remove repeated lines (navigation bars, footers) from the documents kept and judge those again."""
+then remove repeated lines (navigation bars, footers) from the documents kept and judge those again; last, replace
+the personal data in the documents kept."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from stages.clean.batch_text import BatchText
 from stages.clean.config import CleanConfig
 from stages.clean.lid import decide_languages
 from stages.clean.lines import filter_lines, without_lines
+from stages.clean.pii import PiiSpan, find_pii, replace_pii
 from stages.clean.repair import repair
 from stages.clean.repeated_lines import group_of, repeated_lines
 from stages.clean.rules import apply_rules, build_rules
@@ -31,8 +33,13 @@ TOO_SHORT = "too_short"
 TOO_SHORT_AFTER_LINES = "too_short_after_line_filters"
 AD_LINE = "ad"
 REPEATED_LINE = "repeated"
+PII_REASON = "pii"
 REMOVED_LINES = "_removed_lines"
 """Where the lines removed from documents are written (doc_id, source_id, reason, line), one shard a unit."""
+PII_SPANS = "_pii"
+"""Where each piece of personal data was (doc_id, source_id, kind, start, end in the text written), never its value."""
+PII_SCHEMA = pa.schema([("doc_id", pa.int64()), ("source_id", pa.string()), ("kind", pa.string()),
+                        ("start", pa.int64()), ("end", pa.int64())])
 CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
 EXAMPLE_CHARS = 300
 
@@ -52,9 +59,34 @@ def _remove_repeated_lines(texts: list[str], batch_text: BatchText, groups: list
     return changed
 
 
-def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict, pa.Table]:
-    """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule with a
-    ``signal`` column saying why, stats, the lines removed from documents)."""
+def _handle_pii(texts: list[str], reasons: list[str | None], details: list[str | None],
+                cfg: CleanConfig) -> dict[int, list[PiiSpan]]:
+    """Find the personal data in the documents the rules keep and do what ``clean.pii.action`` says: replace it in
+    ``texts``, or also drop the document (``reasons``), or leave it. Per document touched, its spans (positions in
+    the text as written)."""
+    kinds = cfg.pii.kinds
+    kept = [i for i, reason in enumerate(reasons) if reason is None]
+    touched: dict[int, list[PiiSpan]] = {}
+    if not kinds or not kept:
+        return touched
+    for i, spans in zip(kept, find_pii([texts[i] for i in kept], kinds), strict=True):
+        if not spans:
+            continue
+        if cfg.pii.action == "keep":
+            touched[i] = spans
+            continue
+        result = replace_pii(texts[i], spans)
+        texts[i], touched[i] = result.text, result.spans
+        if cfg.pii.action == "drop_document":
+            reasons[i] = PII_REASON
+            details[i] = "pii: " + ", ".join(f"{n} {kind}" for kind, n in sorted(result.kinds.items()))
+    return touched
+
+
+def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict[str, pa.Table], dict,
+                                                                  dict[str, pa.Table]]:
+    """Clean one batch of documents: (kept rows with q_* columns, dropped rows by rule with a ``signal`` column
+    saying why, stats, the audit records: the lines removed from documents and where personal data was)."""
     texts = batch.column("text").to_pylist()
     repaired = [repair(t) for t in texts] if cfg.repair else list(texts)
     changed = sum(a != b for a, b in zip(texts, repaired, strict=True))
@@ -103,12 +135,15 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             removed = Counter(reason for reason, _ in removed_lines[i])
             what = ", ".join(f"{n} {reason} lines" for reason, n in sorted(removed.items()))
             details[i] = f"{details[i]}, after {what} removed"
+    pii = _handle_pii(texts_out, reasons, details, cfg)
 
     for i, (n_spans, before, after) in enumerate(zip(spans, texts, repaired, strict=True)):
-        if n_spans or before != after or i in removed_lines or not metas[i]:  # the others pass through as ingest wrote them
+        if n_spans or before != after or i in removed_lines or i in pii or not metas[i]:  # the others as ingest wrote them
             record = json.loads(metas[i]) if metas[i] else {}
             if n_spans:
                 record["timestamps_removed"] = n_spans
+            if i in pii:
+                record["pii"] = dict(sorted(Counter(span.kind for span in pii[i]).items()))
             for reason, n in Counter(reason for reason, _ in removed_lines.get(i, [])).items():
                 record[f"{reason}_lines_removed"] = n
             if before != after:
@@ -145,6 +180,14 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "reason": pa.array([reason for _, reason, _ in audit_rows], pa.string()),
         "line": pa.array([line for _, _, line in audit_rows], pa.large_string()),
     })
+    pii_rows = [(i, span) for i, found in sorted(pii.items()) for span in found]
+    pii_audit = pa.table({
+        "doc_id": [doc_ids[i] for i, _ in pii_rows], "source_id": [source_ids[i] for i, _ in pii_rows],
+        "kind": [span.kind for _, span in pii_rows], "start": [span.start for _, span in pii_rows],
+        "end": [span.end for _, span in pii_rows]}, schema=PII_SCHEMA)
+    pii_kinds = {kind: {"spans": sum(1 for _, span in pii_rows if span.kind == kind),
+                        "documents": sum(1 for found in pii.values() if any(s.kind == kind for s in found))}
+                 for kind in cfg.pii.kinds}
     lines_removed: dict[str, dict[str, int]] = {}
     for reason in (AD_LINE, REPEATED_LINE):
         rows = [(i, line) for i, r, line in audit_rows if r == reason]
@@ -158,6 +201,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "repaired": changed,
         "timestamp_spans_removed": int(sum(spans)),
         "lines_removed": lines_removed,
+        "pii": {"documents": len(pii), "kinds": pii_kinds},
         "examples": {
             r: [{"source_id": source_ids[i], "lang": langs[i], "signal": details[i],
                  "text": texts_out[i][:EXAMPLE_CHARS]} for i in rows[: cfg.examples_per_rule]]
@@ -165,7 +209,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         },
         "histograms": signal_histograms(signals, langs),
     }
-    return full.take(pa.array(kept, pa.int64())), dropped, stats, audit
+    return full.take(pa.array(kept, pa.int64())), dropped, stats, {REMOVED_LINES: audit, PII_SPANS: pii_audit}
 
 
 def process(unit: WorkUnit, ctx: UnitContext) -> None:
@@ -175,9 +219,10 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
         for start in range(0, batch.num_rows, cfg.batch_rows):
             part = batch.slice(start, cfg.batch_rows)
             ctx.count_in(part.num_rows)
-            kept, dropped, stats, removed_lines = clean_batch(part, cfg)
+            kept, dropped, stats, audit = clean_batch(part, cfg)
             ctx.keep(kept)
-            ctx.record(REMOVED_LINES, removed_lines)
+            for output, rows in audit.items():
+                ctx.record(output, rows)
             for reason, rows in dropped.items():
                 ctx.drop(reason, rows, signal=rows.column("signal"))
             ctx.add_stats(stats)

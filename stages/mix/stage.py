@@ -184,7 +184,7 @@ def _check_splits(seen: Counter, train_documents: float, mcfg: MixConfig) -> Non
     if mcfg.validation_fraction > 0 and not seen["validation"]:
         raise KilnError(
             f"mix: mix.validation_fraction {mcfg.validation_fraction:g} of {total:,} documents selects none, and "
-            f"training would fail at its first evaluation: raise it (e.g. to {min(2 / total, 0.5):.3g}), add documents, "
+            f"training would fail at its first evaluation: raise it (e.g. to {min(max(5 / total, 2 * mcfg.validation_fraction), 0.5):.3g}), add documents, "
             "or set it to 0 for no validation split")
 
 
