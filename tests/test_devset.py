@@ -112,6 +112,15 @@ def test_clean_removes_ad_pages_and_the_ad_lines_inside_real_passages(devset, de
     report = score(load_truth(devset), read_kept_texts(devrun / "clean"))
     assert report.ad_lines >= 300 and _spam_removed(report) >= MIN_SPAM_REMOVED
     assert report.kind("spam_lines").rate >= 1 - MAX_CLEAN_LOSS  # the passages around the ads are kept
+    _assert_personal_data_gone(report)
+
+
+def _assert_personal_data_gone(report) -> None:
+    """Every value planted in a real passage is gone from what clean kept, every look-alike is there as written,
+    and the passages are kept."""
+    assert report.pii_values >= 100 and report.pii_left == 0, report.format_table()
+    assert report.pii_negatives >= 100 and report.pii_negatives_changed == 0, report.format_table()
+    assert report.kind("pii").rate == 1.0 and report.kind("pii_negative").rate == 1.0
 
 
 def test_keep_f1_after_dedup(devset, devrun):
@@ -180,6 +189,7 @@ def test_the_second_set_is_deterministic_disjoint_and_keeps_the_goals_it_meets(d
             if cleaned.kind(kind).rate < goal} == {}
     assert cleaned.ad_lines >= 150 and _spam_removed(cleaned) >= MIN_SPAM_REMOVED
     assert cleaned.kind("spam_lines").rate >= 1 - MAX_CLEAN_LOSS
+    _assert_personal_data_gone(cleaned)
     deduped = score(truth, read_kept_texts(data / "dedup"))
     assert deduped.dup_groups["exactly_one"] >= 0.95 * deduped.dup_groups["groups"]
     assert deduped.keep_f1 >= MIN_KEEP_F1

@@ -49,6 +49,11 @@ LEFT = [
     "x = a + 12345678; std::vector<int> v; a::b::c; at 12:30:45 UTC+08:00.",
     "Order 20231201123456789, tracking 1Z999AA10123456784, EAN 6901234567892.",
     "Call the helpdesk at extension 4567.", "The result was 3.14159265358979 exactly.",
+    # what real manuals hold: section numbers, Perl modules, multicast groups, a MAC address, a netmask, INT_MAX
+    "12.6.2.1. Compile and install; see Section 26.3.3.1.", "后端模块 B::CC 与 B::C 生成C代码。",
+    "ff02::1 ip6-allnodes, mDNS 224.0.0.251 and FF02::FB", "trunc(macaddr8 '12:34:56:78:90:ab:cd:ef')",
+    "d-i netcfg/get_netmask string ffff:ffff:ffff:ffff::", "取值范围是 -2147483648 到 +2147483647。",
+    "label 2002::/16 2; sortlist 130.155.160.0/255.255.240.0",
 ]
 
 

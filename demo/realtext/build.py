@@ -4,11 +4,14 @@ Two sets, cut from disjoint packages (``sources.FIRST`` and ``SECOND``): the sam
 give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean documents are real text; defects are
 planted on copies of them (duplicates, mojibake, timestamps) or are real pages of their own kind
 (navigation, title, copyright, contents and index pages; pages in a script no target language
-uses) or ad copy written for the set (spam pages, and ad paragraphs inside real passages: spam_lines).
+uses) or ad copy written for the set (spam pages, and ad paragraphs inside real passages: spam_lines), or sentences written
+for the set that hold personal data, or look-alikes of it, added to real passages (pii, pii_negative: chosen last,
+with a random stream of their own, so the rest of the set is what the seed made without them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -20,6 +23,7 @@ from pathlib import Path
 from common.files import atomic_write_json
 from common.text import TOKEN_RE
 from demo import content_defects
+from demo.content_pii import plant_negatives, plant_pii
 from demo.realtext import genres, second, spam
 from demo.realtext.genres import Document
 from demo.realtext.second import Page
@@ -84,6 +88,8 @@ DEVSETS = {
 IN_PLACE_RATES = {"mojibake_repairable": 0.02, "mojibake_unrepairable": 0.02, "mojibake_lossy": 0.03,
                   "timestamps": 0.03, "spam_lines": 0.03}
 DUPLICATE_RATES = {"exact_dup": 0.04, "near_dup": 0.04}
+PII_RATES = {"pii": 0.02, "pii_negative": 0.02}  # shares of the sampled documents, taken from those left clean
+PII_HOST_CHARS = 800  # passages at least this long: the sentences added stay a small part of them
 SPAM_PAGES = {"zh": 90, "en": 40}
 NEAR_DUP_RANGE = (0.80, 0.95)
 URLS = {
@@ -158,6 +164,18 @@ def _truth(sid: str, doc_lang: str, category: str, source: str, genre: str, defe
                        ad_lines=list(extra.get("ad_lines", [])))
 
 
+def _plant_pii(rng: random.Random, records: list[tuple[dict, TruthRecord]], sampled: int) -> None:
+    """Turn clean records into ones holding personal data, or look-alikes of it, in place."""
+    clean = [i for i, (fields, truth) in enumerate(records) if not truth.defects and len(fields["text"]) >= PII_HOST_CHARS]
+    chosen = rng.sample(clean, sum(round(rate * sampled) for rate in PII_RATES.values()))
+    kinds = [kind for kind, rate in PII_RATES.items() for _ in range(round(rate * sampled))]
+    for index, kind in zip(chosen, kinds, strict=True):
+        fields, truth = records[index]
+        text, values = (plant_pii if kind == "pii" else plant_negatives)(rng, fields["text"], truth.lang)
+        records[index] = ({**fields, "text": text}, dataclasses.replace(
+            truth, defects=[kind], expected="keep", **{"pii" if kind == "pii" else "pii_negatives": values}))
+
+
 def build_devset(out_dir: Path, cache: Path, seed: int = 1234, which: str = "1") -> dict:
     """Write development set ``which`` (``DEVSETS``: "1" or "2") as ``docs.jsonl``, ``truth.jsonl`` and
     ``devset.json`` under ``out_dir``; return the summary."""
@@ -217,6 +235,7 @@ def _build(out_dir: Path, fetched: Fetched, rng: random.Random, seed: int, devse
         records.append(({"id": sid, "text": doc.text, "url": page.url, "source": doc.source,
                          "category": doc.category, "title": doc.name},
                         _truth(sid, doc.lang, doc.category, doc.source, doc.genre, [page.defect])))
+    _plant_pii(random.Random(f"pii-{seed}"), records, len(clean))
     rng.shuffle(records)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -6,15 +6,17 @@ IP addresses, each found by a compiled pattern and, where the kind has one, its 
   extension (``logo@2x.png``), and an address followed by ``:path`` (an SSH remote such as ``git@host:repo``).
 - ``phone``: a Chinese mobile number (11 digits from 13-19, optionally after +86 or 0086, in 3-4-4 groups or not),
   a Chinese landline with its area code (``010-12345678``, ``(0755)1234567``), or an international number written
-  with a leading + (9 to 15 digits in groups).
+  with a leading + (9 to 15 digits in groups, 11 to 15 unbroken: ``+2147483647`` is a signed integer).
 - ``id_number``: an 18-character Chinese resident identity number whose birth date is a real date and whose ISO
   7064 MOD 11-2 check character holds.
 - ``bank_card``: 13 to 19 digits in groups of four (or an American Express 4-6-5), or 15 to 19 digits unbroken,
   starting 2-6 (the issuer ranges of payment cards), that pass the Luhn check. A 13-digit run starting 978/979 is
   an ISBN and starts 9 anyway; unbroken 13- and 14-digit runs are left as EAN barcodes and order numbers are.
-- ``ip_address``: an IPv4 or IPv6 address that ``ipaddress`` calls global. Private, loopback, link-local,
-  documentation and other reserved ranges stay (they teach networking), and so does a dotted quad of four one-digit
-  parts (``1.2.3.4``: the shape of a version or section number).
+- ``ip_address``: an IPv4 address that ``ipaddress`` calls global and is not multicast, or an IPv6 address in the
+  global unicast range 2000::/3. Private, loopback, link-local, documentation and other reserved ranges stay (they
+  teach networking), and so does a dotted quad whose four parts are all under 100 (``1.2.3.4``, ``12.6.2.1``: the
+  shape of a version or section number; about 2 % of public addresses look like that and are missed), and so does
+  a network written with its prefix length or mask (``2002::/16``, ``130.155.160.0/255.255.240.0``).
 
 Full-width digits, letters and ``＠`` are read as their ASCII forms (position for position, so spans stay the
 document's). One compiled pass over a whole batch finds the lines that hold what some kind cannot do without (an
@@ -57,7 +59,7 @@ _MOBILE = re.compile(_NOT_BEFORE_NUMBER + r"(?:(?:\+|00)86[ \-]?|\(\+?86\)[ \-]?
                      + _NOT_AFTER_NUMBER)
 _LANDLINE = re.compile(_NOT_BEFORE_NUMBER + r"(?:\(0(?:10|2\d|[3-9]\d{2})\)[ \-]?|0(?:10|2\d|[3-9]\d{2})-)"
                        r"[2-9]\d{6,7}(?:-\d{1,5})?" + _NOT_AFTER_NUMBER)
-_INTERNATIONAL = re.compile(r"(?<![0-9A-Za-z+)])\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,5}\)?){2,6}" + _NOT_AFTER_NUMBER)
+_INTERNATIONAL = re.compile(r"(?<![0-9A-Za-z+)])\+[1-9]\d{0,2}(?:[ .\-]?(?:\(\d{1,5}\)|\d{1,5})){2,6}" + _NOT_AFTER_NUMBER)
 _ID_NUMBER = re.compile(r"(?<![0-9A-Za-z])[1-8]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
                         r"\d{3}[\dXx](?![0-9A-Za-z])")
 _CARD = re.compile(_NOT_BEFORE_NUMBER + r"(?:[2-6]\d{3}(?:[ \-]\d{4}){2,3}(?:[ \-]\d{1,3})?|3[47]\d{2}[ \-]\d{6}"
@@ -109,7 +111,9 @@ def _digit_count(span: str) -> int:
 
 
 def _international_ok(match: re.Match, text: str) -> bool:
-    return 9 <= _digit_count(match.group()) <= 15
+    digits = _digit_count(match.group())
+    grouped = digits + 1 < len(match.group())  # a separator besides the +
+    return (9 if grouped else 11) <= digits <= 15  # +2147483647 unbroken is a signed integer, not a number to call
 
 
 def id_check_character(body: str) -> str:
@@ -140,9 +144,18 @@ def _card_ok(match: re.Match, text: str) -> bool:
     return 13 <= len(digits) <= 19 and luhn_holds(digits)
 
 
+def _network(match: re.Match, text: str) -> bool:
+    """An address followed by /bits or /mask: a network (routing, a firewall rule), not a host."""
+    return text[match.end():match.end() + 1] == "/" and text[match.end() + 1:match.end() + 2].isdigit()
+
+
 def _ipv4_ok(match: re.Match, text: str) -> bool:
-    parts = match.group().split(".")
-    return any(len(part) > 1 for part in parts) and ipaddress.IPv4Address(match.group()).is_global
+    address = ipaddress.IPv4Address(match.group())
+    return (any(len(part) > 2 for part in match.group().split("."))  # 12.6.2.1: a section or version number
+            and address.is_global and not address.is_multicast and not _network(match, text))
+
+
+_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
 
 
 def _ipv6_ok(match: re.Match, text: str) -> bool:
@@ -150,7 +163,8 @@ def _ipv6_ok(match: re.Match, text: str) -> bool:
         address = ipaddress.IPv6Address(match.group())
     except ValueError:
         return False
-    return address.is_global
+    # not B::C (Perl), MAC addresses, masks, multicast or a network's prefix
+    return address in _GLOBAL_UNICAST and address.is_global and not _network(match, text)
 
 
 _Check = Callable[[re.Match, str], bool]
