@@ -14,7 +14,7 @@ import random
 import string
 from datetime import date, timedelta
 
-from stages.clean.pii import id_check_character, id_check_holds, luhn_holds
+from common.check_digits import id_check_character, id_check_holds, luhn_holds
 
 _TO_FULL_WIDTH = str.maketrans({**{d: chr(ord(d) + 0xFEE0) for d in string.digits}, "@": "＠"})
 _SYLLABLES = ("li", "wang", "zhang", "chen", "liu", "yang", "zhao", "huang", "zhou", "wu", "anna", "mark", "lee",

@@ -34,8 +34,7 @@ RATES = {
     "empty_text": 0.005,
 }
 # Clean records turned into pages copying the shipped evaluation samples, or into hard negatives beside them, each at
-# this rate (at least MIN_PER_KIND), chosen and written with a random stream of their own: the rest of the corpus is
-# what the seed makes without them.
+# this rate (at least MIN_PER_KIND), chosen and written with a random stream of their own; no copy is made of them.
 CONTAMINATION_RATES = {"contaminated": 0.005, "contamination_negative": 0.005}
 # Clean records given sentences with personal data, or with look-alikes of it, the same way (a stream of their own).
 PII_RATES = {"pii": 0.005, "pii_negative": 0.005}
@@ -366,7 +365,6 @@ class _Generator:
 
     def record(self, index: int, label: str) -> None:
         planted, file, source = self._plant(label)
-        clean_text = planted.text  # what later copies are made from: the pool holds clean documents only
         if label == "clean" and index in self.contamination:
             self._contaminate(planted, self.contamination[index])
         if label == "clean" and index in self.pii:
@@ -385,8 +383,8 @@ class _Generator:
             location, position = self.writer.row(fields)
         else:
             location, position = self.writer.line(file, _ingest_line(rng, ingest, fields))
-        if label == "clean":
-            self._remember(_Doc(sid, clean_text, planted.lang, planted.category))
+        if label == "clean" and not planted.defects:  # an original of later copies is a clean record, as written
+            self._remember(_Doc(sid, planted.text, planted.lang, planted.category))
         expected = "keep" if ingest == "ok" and set(planted.defects) <= set(KEPT_DEFECTS) else "drop"
         self.truth.add(file, TruthRecord(
             record=location, file=location if file == TXT_DIR else file, source_id=sid, lang=planted.lang,

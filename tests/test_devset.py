@@ -118,8 +118,8 @@ def test_clean_removes_ad_pages_and_the_ad_lines_inside_real_passages(devset, de
 def _assert_personal_data_gone(report) -> None:
     """Every value planted in a real passage is gone from what clean kept, every look-alike is there as written,
     and the passages are kept."""
-    assert report.pii_values >= 100 and report.pii_left == 0, report.format_table()
-    assert report.pii_negatives >= 100 and report.pii_negatives_changed == 0, report.format_table()
+    assert report.pii_values >= 50 and report.pii_left == 0, report.format_table()
+    assert report.pii_negatives >= 50 and report.pii_negatives_changed == 0, report.format_table()
     assert report.kind("pii").rate == 1.0 and report.kind("pii_negative").rate == 1.0
 
 

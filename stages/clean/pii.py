@@ -31,10 +31,11 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 
 import numba
 import numpy as np
+
+from common.check_digits import id_check_holds, luhn_holds
 
 PLACEHOLDERS = {
     "email": "<email>",
@@ -70,8 +71,6 @@ _IPV6 = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7
 _EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 _FILE_EXTENSIONS = frozenset(["png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "js", "ts", "css", "html", "htm", "py", "json", "md", "txt", "xml", "yaml", "yml", "zip", "gz", "tar", "pdf"])
-_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_ID_CHECK = "10X98765432"
 
 
 @dataclass(frozen=True)
@@ -114,29 +113,6 @@ def _international_ok(match: re.Match, text: str) -> bool:
     digits = _digit_count(match.group())
     grouped = digits + 1 < len(match.group())  # a separator besides the +
     return (9 if grouped else 11) <= digits <= 15  # +2147483647 unbroken is a signed integer, not a number to call
-
-
-def id_check_character(body: str) -> str:
-    """The ISO 7064 MOD 11-2 check character of a resident identity number's first 17 digits."""
-    return _ID_CHECK[sum(int(digit) * weight for digit, weight in zip(body, _ID_WEIGHTS, strict=True)) % 11]
-
-
-def id_check_holds(number: str) -> bool:
-    """An 18-character resident identity number with a real birth date and a valid ISO 7064 MOD 11-2 check."""
-    try:
-        date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
-    except ValueError:
-        return False
-    return id_check_character(number[:17]) == number[17].upper()
-
-
-def luhn_holds(digits: str) -> bool:
-    """The Luhn check of a digit string."""
-    total = 0
-    for position, digit in enumerate(reversed(digits)):
-        value = int(digit) * (2 if position % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
 
 
 def _card_ok(match: re.Match, text: str) -> bool:
