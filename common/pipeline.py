@@ -46,7 +46,7 @@ class StageSpec:
 STAGES: tuple[StageSpec, ...] = (
     StageSpec("ingest", "raw files on the shared volume -> Arrow document shards"),
     StageSpec("clean", "ftfy repair, timestamp scrubbing, fastText language ID and quality rules",
-              outputs=("_removed_lines", "_pii"), image_requirements=True, ray_resource="clean"),
+              outputs=("_removed_lines", "_pii", "pii"), image_requirements=True, ray_resource="clean"),
     StageSpec("dedup", "exact and MinHash-LSH near-duplicate removal, then benchmark decontamination",
               outputs=("decontamination", "_excised"), image_requirements=True),
     StageSpec("mix", "validation split and category-balanced sampling", outputs=("validation", "summary", "classifier")),

@@ -176,3 +176,6 @@ def test_the_personal_data_planted_in_the_demo_is_gone_and_its_look_alikes_stay(
                                    for b in pa.ipc.open_file(f).read_all().to_batches()])
     assert spans.column_names == ["doc_id", "source_id", "kind", "start", "end"]  # where, never what
     assert set(spans.column("kind").to_pylist()) == {"email", "phone", "id_number", "bank_card", "ip_address"}
+    summary = json.loads((data / "clean" / "pii.json").read_text())  # named in the manifest, with its sha256
+    assert require_manifest(data / "clean").outputs["pii"][0].sha256 == file_sha256(data / "clean" / "pii.json")
+    assert summary["action"] == "replace" and sum(n["spans"] for n in summary["kinds"].values()) == spans.num_rows

@@ -5,13 +5,17 @@ the personal data in the documents kept."""
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from common.config import KilnConfig
+from common.files import atomic_write_json, file_sha256
 from common.histograms import signal_histograms
-from common.runner import MapStage, UnitContext, WorkUnit, shard_plan
+from common.runner import MapStage, UnitContext, UnitResult, WorkUnit, shard_plan
 from common.schema import DOC_SCHEMA, category_array
 from common.shards import ShardInfo, iter_batches
 from common.signal_names import SIGNAL_NAMES
@@ -38,6 +42,8 @@ REMOVED_LINES = "_removed_lines"
 """Where the lines removed from documents are written (doc_id, source_id, reason, line), one shard a unit."""
 PII_SPANS = "_pii"
 """Where each piece of personal data was (doc_id, source_id, kind, start, end in the text written), never its value."""
+PII_SUMMARY = "pii.json"
+"""Per kind, the spans found and the documents holding them, with the action taken: named in the manifest."""
 PII_SCHEMA = pa.schema([("doc_id", pa.int64()), ("source_id", pa.string()), ("kind", pa.string()),
                         ("start", pa.int64()), ("end", pa.int64())])
 CLEAN_SCHEMA = pa.schema([*DOC_SCHEMA, *(pa.field(name, pa.float32()) for name in SIGNAL_NAMES)])
@@ -228,4 +234,18 @@ def process(unit: WorkUnit, ctx: UnitContext) -> None:
             ctx.add_stats(stats)
 
 
-STAGE = MapStage(name="clean", output_schema=CLEAN_SCHEMA, plan=shard_plan, process=process)
+def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], details: dict,
+             log: logging.Logger) -> dict[str, list[ShardInfo]]:
+    """Write the personal-data summary (action, spans and documents per kind, documents touched) and name it in the
+    manifest."""
+    pii = details.get("pii") or {"documents": 0, "kinds": {}}
+    summary = {"action": cfg.clean.pii.action, "kinds": cfg.clean.pii.kinds, **pii}
+    log.info("clean: personal data (%s) in %d documents: %s", summary["action"], summary["documents"],
+             ", ".join(f"{kind}={n['spans']}" for kind, n in summary["kinds"].items()) or "no kind switched on")
+    path = stage_dir / PII_SUMMARY
+    atomic_write_json(path, summary, indent=1)
+    return {"pii": [ShardInfo(path=PII_SUMMARY, rows=summary["documents"], bytes=path.stat().st_size,
+                              sha256=file_sha256(path))]}
+
+
+STAGE = MapStage(name="clean", output_schema=CLEAN_SCHEMA, plan=shard_plan, process=process, finalize=finalize)
