@@ -119,11 +119,12 @@ def bank_card(rng: random.Random) -> str:
 
 
 def public_ip(rng: random.Random) -> str:
-    """A global IPv4 address (with a part of three digits) or a global unicast IPv6 address."""
+    """A global IPv4 host address (a part of three digits, not .0 or .255) or a global unicast IPv6 address."""
     while True:
         if rng.random() < 0.7:
             address = ipaddress.IPv4Address(rng.getrandbits(32))
-            if address.is_global and not address.is_multicast and any(part >= 100 for part in address.packed):
+            if (address.is_global and not address.is_multicast and address.packed[-1] not in (0, 255)
+                    and any(part >= 100 for part in address.packed)):
                 return str(address)
         else:
             address = ipaddress.IPv6Address((0x2400 + rng.randrange(0x200)) << 112 | rng.getrandbits(96))

@@ -3,23 +3,28 @@ IP addresses, each found by a compiled pattern and, where the kind has one, its 
 
 - ``email``: ``local@domain.tld`` with an alphabetic top-level label. Kept: the reserved example domains
   (example.com/.net/.org and the .example, .test, .invalid and .localhost names), a top-level label that is a file
-  extension (``logo@2x.png``), and an address followed by ``:path`` (an SSH remote such as ``git@host:repo``).
-- ``phone``: a Chinese mobile number (11 digits from 13-19, optionally after +86 or 0086, in 3-4-4 groups or not),
-  a Chinese landline with its area code (``010-12345678``, ``(0755)1234567``), or an international number written
-  with a leading + (9 to 15 digits in groups, 11 to 15 unbroken: ``+2147483647`` is a signed integer).
+  extension (``logo@2x.png``), an address followed by ``:path`` (an SSH remote such as ``git@host:repo``) and one
+  followed by ``.name`` (``x@self.weight.T``: matrix products in code).
+- ``phone``: a Chinese mobile number (11 digits from 13-19, optionally after 86, +86 or 0086, in 3-4-4 groups or
+  not; not when both groups of four are years: ``175 2019 2020`` is a table row), a Chinese landline with its area
+  code (``010-62345678``, ``010 62345678``, ``(0755)2345678``), or an international number written with a leading +
+  (9 to 15 digits in groups of one separator style, 11 to 15 unbroken: ``+2147483647`` is a signed integer,
+  ``+40.7127837`` a coordinate).
 - ``id_number``: an 18-character Chinese resident identity number whose birth date is a real date and whose ISO
   7064 MOD 11-2 check character holds.
 - ``bank_card``: 13 to 19 digits in groups of four (or an American Express 4-6-5), or 15 to 19 digits unbroken,
   starting 2-6 (the issuer ranges of payment cards), that pass the Luhn check. A 13-digit run starting 978/979 is
-  an ISBN and starts 9 anyway; unbroken 13- and 14-digit runs are left as EAN barcodes and order numbers are.
+  an ISBN and starts 9 anyway; unbroken 13- and 14-digit runs are left as EAN barcodes and order numbers are, and
+  groups that are all years (``2017 2018 2019 2020``) as a table's row.
 - ``ip_address``: an IPv4 address that ``ipaddress`` calls global and is not multicast, or an IPv6 address in the
   global unicast range 2000::/3. Private, loopback, link-local, documentation and other reserved ranges stay (they
   teach networking), and so does a dotted quad whose four parts are all under 100 (``1.2.3.4``, ``12.6.2.1``: the
   shape of a version or section number; about 2 % of public addresses look like that and are missed), and so does
-  a network written with its prefix length or mask (``2002::/16``, ``130.155.160.0/255.255.240.0``).
+  a network written with its prefix length or mask (``2002::/16``, ``130.155.160.0/255.255.240.0``), a network's
+  address ending in .0, and a product's version (``Chrome/120.1.2.3``).
 
 Full-width digits, letters and ``＠`` are read as their ASCII forms (position for position, so spans stay the
-document's). One compiled pass over a whole batch finds the lines that hold what some kind cannot do without (an
+document's); the full-width colon stays, the colon of a label before its value (``地址：``). One compiled pass over a whole batch finds the lines that hold what some kind cannot do without (an
 ``@``, a run of digits, a dotted quad, two colons close together); only those lines meet the full patterns.
 """
 
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from bisect import bisect_right
+from bisect import bisect_right, insort
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,29 +53,36 @@ PLACEHOLDERS = {
 address, never which."""
 KINDS = tuple(PLACEHOLDERS)
 
-_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}  # U+FF01..FF5E are ASCII 0x21..0x7E
+# U+FF01..FF5E are ASCII 0x21..0x7E; the full-width colon stays, as the label's colon before a value ("地址：").
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F) if code != 0xFF1A}
 _HAS_FULL_WIDTH = re.compile("[\uff01-\uff5e]")  # a full-width form: the line is read as ASCII
 _SEPARATOR = "\n\x00\n"  # between a batch's documents: no pattern crosses it
 
-_NOT_BEFORE_NUMBER = r"(?<![0-9A-Za-z.+\-])"
-_NOT_AFTER_NUMBER = r"(?![0-9A-Za-z\-]|\.\d)"
+_NOT_BEFORE_NUMBER = r"(?<![0-9A-Za-z+\-])(?<!\d\.)"  # "Tel.139..." and "No.6222..." are numbers, "0.139..." is not
+_NOT_AFTER_NUMBER = r"(?![0-9A-Za-z]|[\-.]\d)"
 _EMAIL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*@"
                     r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24}))(?![A-Za-z0-9\-])")
-_MOBILE = re.compile(_NOT_BEFORE_NUMBER + r"(?:(?:\+|00)86[ \-]?|\(\+?86\)[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}"
-                     + _NOT_AFTER_NUMBER)
-_LANDLINE = re.compile(_NOT_BEFORE_NUMBER + r"(?:\(0(?:10|2\d|[3-9]\d{2})\)[ \-]?|0(?:10|2\d|[3-9]\d{2})-)"
-                       r"[2-9]\d{6,7}(?:-\d{1,5})?" + _NOT_AFTER_NUMBER)
-_INTERNATIONAL = re.compile(r"(?<![0-9A-Za-z+)])\+[1-9]\d{0,2}(?:[ .\-]?(?:\(\d{1,5}\)|\d{1,5})){2,6}" + _NOT_AFTER_NUMBER)
+_MOBILE = re.compile(_NOT_BEFORE_NUMBER + r"(?:(?:\+|00)?86[ \-]?|\(\+?86\)[ \-]?)?1[3-9]\d(?:[ \-]?\d{4}){2}"
+                     + _NOT_AFTER_NUMBER, re.ASCII)
+_LANDLINE = re.compile(_NOT_BEFORE_NUMBER + r"(?:\(0(?:10|2\d|[3-9]\d{2})\)[ \-]?|0(?:10|2\d|[3-9]\d{2})[ \-])"
+                       r"[2-9]\d{6,7}(?:-\d{1,5})?" + _NOT_AFTER_NUMBER, re.ASCII)
+# Each group taken whole (atomic): a long run of digits is not split every way before the pattern gives up.
+_INTERNATIONAL = re.compile(r"(?<![0-9A-Za-z+)])\+[1-9]\d{0,2}(?>[ .\-]?(?:\(\d{1,5}\)|\d{1,5})){2,6}"
+                            + _NOT_AFTER_NUMBER, re.ASCII)
 _ID_NUMBER = re.compile(r"(?<![0-9A-Za-z])[1-8]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
-                        r"\d{3}[\dXx](?![0-9A-Za-z])")
+                        r"\d{3}[\dXx](?![0-9A-Za-z])", re.ASCII)
 _CARD = re.compile(_NOT_BEFORE_NUMBER + r"(?:[2-6]\d{3}(?:[ \-]\d{4}){2,3}(?:[ \-]\d{1,3})?|3[47]\d{2}[ \-]\d{6}"
-                   r"[ \-]\d{5}|[2-6]\d{14,18})" + _NOT_AFTER_NUMBER)
+                   r"[ \-]\d{5}|[2-6]\d{14,18})" + _NOT_AFTER_NUMBER, re.ASCII)
 _IPV4 = re.compile(r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-                   r"(?![0-9A-Za-z]|\.\d)")
+                   r"(?![0-9A-Za-z]|\.\d)", re.ASCII)
 _IPV6 = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Za-z:])")
+_NETWORK_SUFFIX = re.compile(r"/(?:\d{1,3}(?:\.\d{1,3}){3}|\d{1,3})(?![\w/.])", re.ASCII)  # /16, /255.255.240.0
+_YEAR_GROUPS = re.compile(r"(?:(?:19|20)\d\d\D)+(?:19|20)\d\d", re.ASCII)  # "2017 2018 2019": a table's years
 _EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
-_FILE_EXTENSIONS = frozenset(["png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "js", "ts", "css", "html", "htm", "py", "json", "md", "txt", "xml", "yaml", "yml", "zip", "gz", "tar", "pdf"])
+_FILE_EXTENSIONS = frozenset(["png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "bmp", "ico", "tif", "tiff", "heic",
+                              "js", "ts", "css", "html", "htm", "json", "txt", "xml", "yaml", "yml", "zip", "gz",
+                              "tar", "pdf", "mp4", "webm", "woff", "woff2", "ttf"])  # .py and .md are countries
 
 
 @dataclass(frozen=True)
@@ -102,6 +114,8 @@ def _email_ok(match: re.Match, text: str) -> bool:
     if tld in _RESERVED_TLDS or tld in _FILE_EXTENSIONS:
         return False
     after = text[match.end():match.end() + 2]
+    if after[:1] == "." and after[1:2].isalnum():  # x@self.weight.T: an attribute chain in code, not an address
+        return False
     return not (after[:1] == ":" and after[1:2].strip() and after[1:2] not in ",.;")
 
 
@@ -110,24 +124,35 @@ def _digit_count(span: str) -> int:
 
 
 def _international_ok(match: re.Match, text: str) -> bool:
-    digits = _digit_count(match.group())
-    grouped = digits + 1 < len(match.group())  # a separator besides the +
-    return (9 if grouped else 11) <= digits <= 15  # +2147483647 unbroken is a signed integer, not a number to call
+    number = match.group()
+    digits = _digit_count(number)
+    separators = set(number[1:]) - set("0123456789()")
+    if len(separators) > 1 or number.count(".") == 1:  # +123.45 678.90, +40.7127837: values, not one number's groups
+        return False
+    return (9 if separators else 11) <= digits <= 15  # +2147483647 unbroken is a signed integer, not a number to call
+
+
+def _mobile_ok(match: re.Match, text: str) -> bool:
+    return not _YEAR_GROUPS.search(match.group())  # "175 2019 2020": a table row
 
 
 def _card_ok(match: re.Match, text: str) -> bool:
     digits = re.sub(r"\D", "", match.group())
-    return 13 <= len(digits) <= 19 and luhn_holds(digits)
+    return 13 <= len(digits) <= 19 and luhn_holds(digits) and not _YEAR_GROUPS.fullmatch(match.group())
 
 
 def _network(match: re.Match, text: str) -> bool:
-    """An address followed by /bits or /mask: a network (routing, a firewall rule), not a host."""
-    return text[match.end():match.end() + 1] == "/" and text[match.end() + 1:match.end() + 2].isdigit()
+    """An address followed by /bits or /mask: a network (routing, a firewall rule), not a host; a path after it
+    (http://52.94.236.248/1/index.html) is not that."""
+    return _NETWORK_SUFFIX.match(text, match.end()) is not None
 
 
 def _ipv4_ok(match: re.Match, text: str) -> bool:
+    parts = match.group().split(".")
+    if parts[-1] == "0" or re.fullmatch(r"[A-Za-z0-9]/", text[match.start() - 2:match.start()]):
+        return False  # a network's address; a product's version (Chrome/120.1.2.3)
     address = ipaddress.IPv4Address(match.group())
-    return (any(len(part) > 2 for part in match.group().split("."))  # 12.6.2.1: a section or version number
+    return (any(len(part) > 2 for part in parts)  # 12.6.2.1: a section or version number
             and address.is_global and not address.is_multicast and not _network(match, text))
 
 
@@ -148,7 +173,7 @@ _FINDERS: tuple[tuple[str, re.Pattern, _Check], ...] = (
     ("email", _EMAIL, _email_ok),
     ("id_number", _ID_NUMBER, lambda m, _: id_check_holds(m.group())),
     ("bank_card", _CARD, _card_ok),
-    ("phone", _MOBILE, lambda m, _: True),
+    ("phone", _MOBILE, _mobile_ok),
     ("phone", _LANDLINE, lambda m, _: True),
     ("phone", _INTERNATIONAL, _international_ok),
     ("ip_address", _IPV4, _ipv4_ok),
@@ -189,7 +214,7 @@ def _candidate_lines(cp: np.ndarray) -> np.ndarray:
             candidate = digits >= 7
         elif char in (0x2E, 0xFF0E):
             dots += 1
-            candidate = dots >= 3 and digits >= 4
+            candidate = dots >= 3 and digits >= 3  # the fourth part's digits follow
         elif char == 0x40 or char == 0xFF20:
             candidate = True
         elif char == 0x3A:
@@ -224,15 +249,18 @@ def find_pii(texts: list[str], kinds: tuple[str, ...] = KINDS) -> list[list[PiiS
             pieces += [joined[position:line_start], joined[line_start:line_end].translate(_FULL_WIDTH)]
             position = line_end
         joined = "".join(pieces) + joined[position:]
-    taken: list[tuple[int, int, str]] = []  # spans of ``joined`` already found
+    taken: list[tuple[int, int, str]] = []  # spans of ``joined`` already found, in order
     for kind, pattern, check in _FINDERS:
         if kind not in kinds:
             continue
         for line_start, line_end in lines:
             for match in pattern.finditer(joined, line_start, line_end):
-                if check(match, joined) and not any(match.start() < e and s < match.end() for s, e, _ in taken):
-                    taken.append((match.start(), match.end(), kind))
-    for start, end, kind in sorted(taken):
+                at = bisect_right(taken, (match.start(),))
+                overlaps = (at > 0 and taken[at - 1][1] > match.start()) or (
+                    at < len(taken) and taken[at][0] < match.end())
+                if not overlaps and check(match, joined):
+                    insort(taken, (match.start(), match.end(), kind))
+    for start, end, kind in taken:
         doc = bisect_right(starts, start) - 1
         found[doc].append(PiiSpan(kind, start - starts[doc], end - starts[doc]))
     return found

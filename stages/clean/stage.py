@@ -239,9 +239,10 @@ def finalize(cfg: KilnConfig, stage_dir: Path, results: list[UnitResult], detail
     """Write the personal-data summary (action, spans and documents per kind, documents touched) and name it in the
     manifest."""
     pii = details.get("pii") or {"documents": 0, "kinds": {}}
-    summary = {"action": cfg.clean.pii.action, "kinds": cfg.clean.pii.kinds, **pii}
+    summary = {"action": cfg.clean.pii.action, "switched_on": cfg.clean.pii.kinds, **pii}
     log.info("clean: personal data (%s) in %d documents: %s", summary["action"], summary["documents"],
-             ", ".join(f"{kind}={n['spans']}" for kind, n in summary["kinds"].items()) or "no kind switched on")
+             ", ".join(f"{kind}={n['spans']}" for kind, n in summary["kinds"].items())
+             if summary["switched_on"] else "no kind switched on")
     path = stage_dir / PII_SUMMARY
     atomic_write_json(path, summary, indent=1)
     return {"pii": [ShardInfo(path=PII_SUMMARY, rows=summary["documents"], bytes=path.stat().st_size,
