@@ -77,8 +77,9 @@ def state(run_dir: Path, name: str = "latest") -> dict:
 
 
 def metric_lines(run_dir: Path, name: str = "metrics.jsonl") -> list[dict]:
+    """The complete lines of a metrics file (a running trainer may be halfway through writing the last one)."""
     path = run_dir / name
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [json.loads(line) for line in path.read_text().split("\n")[:-1]] if path.exists() else []
 
 
 def assert_bit_equal(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> None:
