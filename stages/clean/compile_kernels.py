@@ -14,10 +14,10 @@ import time
 from numba.core.registry import CPUDispatcher
 
 from common.config import load_config
-from stages.clean import batch_text, char_counts, lines, navigation, repetition, spam
+from stages.clean import batch_text, char_counts, lines, navigation, pii, repetition, spam
 from stages.clean.signals import compute_signals
 
-KERNEL_MODULES = (batch_text, char_counts, lines, navigation, repetition, spam)
+KERNEL_MODULES = (batch_text, char_counts, lines, navigation, pii, repetition, spam)
 # Enough lines for the navigation rule, repeated tokens for the repetition kernel, a spam literal, a price.
 SAMPLE = "\n".join(["Kiln compiles its clean kernels once.", "扫一扫 加微信 free money — now ¥99", "Index, 12"] * 4)
 
@@ -33,6 +33,7 @@ def main() -> None:
     matcher = spam.spam_matcher(tuple(clean.spam_patterns))
     compute_signals([SAMPLE, "中文的文本。"], matcher)
     lines.filter_lines([SAMPLE], matcher, clean.line_filters)
+    pii.find_pii([SAMPLE], clean.pii.kinds)
     seconds = time.perf_counter() - start
     found = kernels()
     loaded = sum(sum(kernel.stats.cache_hits.values()) for kernel in found)

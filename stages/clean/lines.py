@@ -190,7 +190,7 @@ def filter_lines(texts: list[str], spam: SpamMatcher | None, cfg: LineFilterConf
 
 
 @numba.njit(cache=True, nogil=True)
-def _digit(c: int) -> bool:
+def is_digit(c: int) -> bool:
     return 0x30 <= c <= 0x39 or 0xFF10 <= c <= 0xFF19  # ASCII and fullwidth
 
 
@@ -206,9 +206,9 @@ def _marks(cp: np.ndarray, currency_signs: np.ndarray, amount_units: np.ndarray,
     n = len(cp)
     for i in range(n):
         c = cp[i]
-        digit = _digit(c)
+        digit = is_digit(c)
         following = cp[i + 1] if i + 1 < n else 0
-        if (c == 0x40 or (following and _digit(following) and (c == 0x6EE1 or (currency_signs == c).any()))
+        if (c == 0x40 or (following and is_digit(following) and (c == 0x6EE1 or (currency_signs == c).any()))
                 or (digit and (amount_units == following).any())
                 or (following == 0x6298 and (numerals == c).any())):  # 满 (0x6EE1) before a digit; 折 (0x6298)
             marks.append(i)

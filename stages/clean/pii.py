@@ -41,6 +41,7 @@ import numba
 import numpy as np
 
 from common.check_digits import id_check_holds, luhn_holds
+from stages.clean.lines import is_digit
 
 PLACEHOLDERS = {
     "email": "<email>",
@@ -79,6 +80,7 @@ _IPV6 = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7
 _NETWORK_SUFFIX = re.compile(r"/(?:\d{1,3}(?:\.\d{1,3}){3}|\d{1,3})(?![\w/.])", re.ASCII)  # /16, /255.255.240.0
 _YEAR_GROUPS = re.compile(r"(?:(?:19|20)\d\d\D)+(?:19|20)\d\d", re.ASCII)  # "2017 2018 2019": a table's years
 _EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
+_EXAMPLE_SUBDOMAINS = tuple("." + domain for domain in _EXAMPLE_DOMAINS)
 _RESERVED_TLDS = ("example", "test", "invalid", "localhost")
 _FILE_EXTENSIONS = frozenset(["png", "jpg", "jpeg", "gif", "svg", "webp", "avif", "bmp", "ico", "tif", "tiff", "heic",
                               "js", "ts", "css", "html", "htm", "json", "txt", "xml", "yaml", "yml", "zip", "gz",
@@ -101,15 +103,15 @@ class PiiResult:
     text: str
     spans: list[PiiSpan] = field(default_factory=list)
 
-    @property
-    def kinds(self) -> Counter[str]:
-        """Spans per kind."""
-        return Counter(span.kind for span in self.spans)
+
+def count_kinds(spans: list[PiiSpan]) -> Counter[str]:
+    """Spans per kind."""
+    return Counter(span.kind for span in spans)
 
 
 def _email_ok(match: re.Match, text: str) -> bool:
     domain, tld = match.group(1).lower(), match.group(2).lower()
-    if domain in _EXAMPLE_DOMAINS or domain.endswith(tuple("." + d for d in _EXAMPLE_DOMAINS)):
+    if domain in _EXAMPLE_DOMAINS or domain.endswith(_EXAMPLE_SUBDOMAINS):
         return False
     if tld in _RESERVED_TLDS or tld in _FILE_EXTENSIONS:
         return False
@@ -182,11 +184,6 @@ _FINDERS: tuple[tuple[str, re.Pattern, _Check], ...] = (
 
 
 @numba.njit(cache=True, nogil=True)
-def _digit(char: int) -> bool:
-    return 0x30 <= char <= 0x39 or 0xFF10 <= char <= 0xFF19
-
-
-@numba.njit(cache=True, nogil=True)
 def _hex_digit(char: int) -> bool:
     return 0x30 <= char <= 0x39 or 0x41 <= char <= 0x46 or 0x61 <= char <= 0x66
 
@@ -209,7 +206,7 @@ def _candidate_lines(cp: np.ndarray) -> np.ndarray:
             continue
         if candidate:
             continue
-        if _digit(char):
+        if is_digit(char):
             digits += 1
             candidate = digits >= 7
         elif char in (0x2E, 0xFF0E):

@@ -23,7 +23,7 @@ from stages.clean.batch_text import BatchText
 from stages.clean.config import CleanConfig
 from stages.clean.lid import decide_languages
 from stages.clean.lines import filter_lines, without_lines
-from stages.clean.pii import PiiSpan, find_pii, replace_pii
+from stages.clean.pii import PiiSpan, count_kinds, find_pii, replace_pii
 from stages.clean.repair import repair
 from stages.clean.repeated_lines import group_of, repeated_lines
 from stages.clean.rules import apply_rules, build_rules
@@ -85,7 +85,7 @@ def _handle_pii(texts: list[str], reasons: list[str | None], details: list[str |
         texts[i], touched[i] = result.text, result.spans
         if cfg.pii.action == "drop_document":
             reasons[i] = PII_REASON
-            details[i] = "pii: " + ", ".join(f"{n} {kind}" for kind, n in sorted(result.kinds.items()))
+            details[i] = "pii: " + ", ".join(f"{n} {kind}" for kind, n in sorted(count_kinds(result.spans).items()))
     return touched
 
 
@@ -149,7 +149,7 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
             if n_spans:
                 record["timestamps_removed"] = n_spans
             if i in pii:
-                record["pii"] = dict(sorted(Counter(span.kind for span in pii[i]).items()))
+                record["pii"] = dict(sorted(count_kinds(pii[i]).items()))
             for reason, n in Counter(reason for reason, _ in removed_lines.get(i, [])).items():
                 record[f"{reason}_lines_removed"] = n
             if before != after:
@@ -191,9 +191,9 @@ def clean_batch(batch: pa.RecordBatch, cfg: CleanConfig) -> tuple[pa.Table, dict
         "doc_id": [doc_ids[i] for i, _ in pii_rows], "source_id": [source_ids[i] for i, _ in pii_rows],
         "kind": [span.kind for _, span in pii_rows], "start": [span.start for _, span in pii_rows],
         "end": [span.end for _, span in pii_rows]}, schema=PII_SCHEMA)
-    pii_kinds = {kind: {"spans": sum(1 for _, span in pii_rows if span.kind == kind),
-                        "documents": sum(1 for found in pii.values() if any(s.kind == kind for s in found))}
-                 for kind in cfg.pii.kinds}
+    spans_of = Counter(span.kind for _, span in pii_rows)
+    documents_with = Counter(kind for found in pii.values() for kind in count_kinds(found))
+    pii_kinds = {kind: {"spans": spans_of[kind], "documents": documents_with[kind]} for kind in cfg.pii.kinds}
     lines_removed: dict[str, dict[str, int]] = {}
     for reason in (AD_LINE, REPEATED_LINE):
         rows = [(i, line) for i, r, line in audit_rows if r == reason]
