@@ -443,6 +443,23 @@ def test_a_clear_lead_below_the_threshold_is_accepted_and_a_spread_is_not():
     assert accepted_language(LangGuess("fr", 0.9, {"fr": 0.9, "en": 0.05}), CFG.lid) is None
 
 
+CODE_EXAMPLE_EN = (
+    "Examples\n\nBuilding a config:\n\ncfg = dict(\n    aName = \"shard\",\n    aList = [\"x\", \"y\", 7, 2.5],\n"
+    "    aRatio = 0.25,\n    aCount = 512,\n    nested = dict(\n        label = \"<a & b>\",\n        flag = True,\n    ),\n"
+    "    blob = b\"<raw bytes>\" * 4,\n)\nwith open(path, 'wb') as fh:\n    save(cfg, fh)\n\nReading a config:\n\n"
+    "with open(path, 'rb') as fh:\n    cfg = load(fh)\nprint(cfg[\"aName\"])")
+IDENTIFIERS = "\n".join(["pq_getlength pq_getvalue pq_nfields PGresult PGRES_FATAL_ERROR row_number column_number"] * 5)
+
+
+def test_a_page_of_code_with_english_function_words_is_english_and_a_list_of_identifiers_is_not():
+    """lid.176 gives the code example en 0.25 with the rest spread over tl, vi, ...; its function words (a, as,
+    with) say English. The identifiers have none."""
+    assert [accepted_language(g, CFG.lid) for g in identify([CODE_EXAMPLE_EN, IDENTIFIERS], None)] == [None, None]
+    assert [d.accepted for d in decide_languages([CODE_EXAMPLE_EN, IDENTIFIERS], CFG.lid)] == [True, False]
+    off = CFG.lid.replace(en_min_function_words=None)
+    assert [d.accepted for d in decide_languages([CODE_EXAMPLE_EN], off)] == [False]
+
+
 def test_other_languages_are_not_accepted():
     texts = ["Le fleuve Yangtsé est le plus long fleuve d'Asie et traverse toute la Chine.",
              "今日はとても良い天気なので、公園まで散歩に行きましょう。",

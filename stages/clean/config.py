@@ -26,6 +26,11 @@ class LidConfig(Section):
     its score over several labels."""
     lead_ratio: float = Field(default=8.0, ge=1.0)
     """See `lead_min_score`."""
+    en_min_function_words: Fraction | None = 0.1
+    """A document fastText labels en but below both rules above is still English when at least this share of its
+    Latin words (of 20 or more) are English function words (the, of, is, you, ...): lid.176 reads code, SQL
+    synopses and identifiers as noise and gives pages of them en 0.15-0.45, while text in another language
+    written in Latin letters has few English function words. null: off."""
     scripts: dict[str, list[str]] = Field(default_factory=lambda: {"zh": ["Hani", "Bopo"], "en": ["Latn"]})
     """The scripts (ISO 15924 codes of Unicode's Scripts.txt) each language above is written in. A document with
     fewer than min_target_script_share of its letters in these scripts is dropped for its language whatever

@@ -23,6 +23,7 @@ import numpy as np
 from common.errors import ConfigError, KilnError
 from stages.clean import batch_text as bt
 from stages.clean.batch_text import IDENTIFIER_CHARS, BatchText
+from stages.clean.char_counts import char_counts
 from stages.clean.config import LidConfig
 from stages.clean.scripts import BatchScripts, known_script
 
@@ -39,6 +40,7 @@ MIN_HAN_CHARS = 8
 MIN_HAN_SHARE = 0.3
 MIN_SCRIPT_LETTERS = 20  # fewer letters than this say too little about a document's script
 MIXED_SCRIPT_SHARE = 0.95  # below this share of letters in the target scripts, fastText reads only those lines
+MIN_FUNCTION_WORD_TEXT = 20  # fewer Latin words than this say too little about their language
 
 
 def bundled_model_path() -> Path:
@@ -219,6 +221,10 @@ def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None =
     for i, text, guess in zip(mixed, target_texts, identify(target_texts, lid.model_path), strict=True):
         if text:  # fastText reads a mixed document's lines in the target scripts, not its quotations
             guesses[i] = guess
+    unsure = [i for i, guess in enumerate(guesses) if not foreign[i] and guess.lang == "en" and "en" in lid.thresholds
+              and accepted_language(guess, lid) is None]
+    english = {i for i, reads in zip(unsure, _reads_as_english([texts[i] for i in unsure], lid.en_min_function_words),
+                                     strict=True) if reads}
     decisions = []
     for i, guess in enumerate(guesses):
         if foreign[i]:
@@ -230,10 +236,22 @@ def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None =
                 f"{lid.min_target_script_share:.0%}); fastText {_top_scores(guess)}"))
             continue
         accepted = accepted_language(guess, lid)
+        if accepted is None and i in english:
+            accepted = "en"
         lang = accepted or guess.lang
         decisions.append(LangDecision(lang, guess.scores.get(lang, guess.score), accepted is not None,
                                       None if accepted else f"lang_score {_top_scores(guess)} (needs {lid.thresholds})"))
     return decisions
+
+
+def _reads_as_english(texts: list[str], min_share: float | None) -> list[bool]:
+    """For each text: whether at least ``min_share`` of its Latin words (of MIN_FUNCTION_WORD_TEXT or more) are
+    English function words (always False when ``min_share`` is None)."""
+    if min_share is None or not texts:
+        return [False] * len(texts)
+    counts = char_counts(BatchText(texts))
+    share = counts.function_words / np.maximum(counts.latin_words, 1)
+    return ((counts.latin_words >= MIN_FUNCTION_WORD_TEXT) & (share >= min_share)).tolist()
 
 
 def _top_scores(guess: LangGuess) -> str:
