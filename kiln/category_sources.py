@@ -349,10 +349,14 @@ def _tidy_citations(text: str) -> str:
     return re.sub(r"\(\s+", "(", text)
 
 
+def _han_count(text: str) -> int:
+    return sum("\u4e00" <= c <= "\u9fff" for c in text)
+
+
 def _is_prose(paragraph: str, lang: str) -> bool:
     """A paragraph of running text: long enough, mostly letters, no R prompt or assignment left."""
     if lang == "zh":
-        return sum("\u4e00" <= c <= "\u9fff" for c in paragraph) >= 40 and mostly_chinese(paragraph)
+        return _han_count(paragraph) >= 40 and mostly_chinese(paragraph)
     letters = sum(c.isalpha() for c in paragraph)
     if len(paragraph) < 120 or letters < 0.7 * len(paragraph.replace(" ", "")):
         return False
@@ -506,10 +510,6 @@ def html_paragraphs(page: str) -> list[str]:
     parser = _Paragraphs()
     parser.feed(page)
     return [p for p in parser.paragraphs if p]
-
-
-def _han_count(text: str) -> int:
-    return sum("\u4e00" <= c <= "\u9fff" for c in text)
 
 
 def _decoded(raw: bytes) -> str:
