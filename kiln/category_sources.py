@@ -3,8 +3,8 @@
 Six categories (academic, tech_docs, encyclopedia, news, literature, dialogue) in English and Chinese. The
 *seed set* (``SEED``) is what the classifier learns from: JSS papers shipped as R vignettes, Chinese universities'
 sample theses, FOLDOC, the Lee news corpus, THUCNews headlines and the Chinese news pages of a news extractor's
-tests, Jane Austen's novels, Moby-Dick, a collection of quotations, 三国演义, the dialogue of a Wesnoth campaign and
-of Cataclysm: DDA's characters, and the Debian Administrator's Handbook and LibreOffice's help (each in English and
+tests, Jane Austen's novels, Moby-Dick, a collection of quotations, 三国演义, the dialogue of two Wesnoth campaigns
+(one of them the tutorial) and of Cataclysm: DDA's characters, and the Debian Administrator's Handbook and LibreOffice's help (each in English and
 its Chinese translation).
 The *held-out set* (``HELD_OUT``) holds only the extra packages evaluation needs beyond the development sets
 (``demo.realtext.sources.FIRST`` and ``SECOND``, whose readers the caller adds): other R vignettes, Chinese TeX
@@ -52,6 +52,7 @@ SEED = SourceSet(
         "dict-foldoc",  # encyclopedia en: the Free On-line Dictionary of Computing (GFDL-1.1+)
         "r-cran-janeaustenr",  # literature en: Jane Austen's six novels (MIT)
         "wesnoth-1.16-httt",  # dialogue en/zh: Heir to the Throne's scenarios and zh_CN translation (GPL-2+)
+        "wesnoth-1.16-data",  # dialogue en/zh: the tutorial campaign's scenarios and zh_CN translation (GPL-2+)
         "debian-handbook",  # tech_docs en/zh: the Debian Administrator's Handbook (GPL-2+ or CC-BY-SA-3.0)
         "libreoffice-help-en-us",  # tech_docs en: LibreOffice's help pages (MPL-2.0)
         "libreoffice-help-zh-cn",  # tech_docs zh: their zh-CN translation (MPL-2.0)
@@ -124,6 +125,10 @@ SOURCE_NOTES = (
                "LibreOffice's help pages: their paragraphs, a page's run of them at a time"),
     SourceNote("seed", "libreoffice-help-zh-cn 4:7.4.7-1+deb12u14", "MPL-2.0", "zh", "tech_docs",
                "their zh-CN translation: paragraphs mostly in Chinese only"),
+    SourceNote("seed", "wesnoth-1.16-data 1:1.16.9-1", "GPL-2+", "en", "dialogue",
+               "the tutorial campaign's dialogue: a mentor teaching a student the game's rules, as speaker turns"),
+    SourceNote("seed", "wesnoth-1.16-data 1:1.16.9-1", "GPL-2+", "zh", "dialogue",
+               "the same dialogue in the tutorial's zh_CN translation"),
     SourceNote("seed", "cataclysm-dda-data 0.F-3-9", "CC-BY-SA-3.0", "en", "dialogue",
                "Cataclysm: Dark Days Ahead's NPC conversations: each topic's line and the player's first reply"),
     SourceNote("seed", "cataclysm-dda-data 0.F-3-9", "CC-BY-SA-3.0", "zh", "dialogue",
@@ -669,12 +674,12 @@ def zhlipsum_documents(root: Path, block: str, category: str, genre: str, size: 
 
 # --- dialogue and manuals -----------------------------------------------------------------------------------------
 
-HTTT = "usr/share/games/wesnoth/1.16"
+WESNOTH = "usr/share/games/wesnoth/1.16"
 _WML_MESSAGE = re.compile(r"\[message\](.*?)\[/message\]", re.S)
 _WML_SPEAKER = re.compile(r'^\s*speaker\s*=\s*(?:"([^"]*)"|(\S+))', re.M)
 _WML_TEXT = re.compile(r'^\s*message\s*=\s*_\s*"((?:[^"]|"")*)"', re.M)
 _GENERIC_SPEAKERS = {"narrator": ("Narrator", "旁白"), "unit": ("Soldier", "士兵"),
-                     "second_unit": ("Soldier", "士兵")}
+                     "second_unit": ("Soldier", "士兵"), "student": ("Student", "学生")}
 
 
 def _wesnoth_turns(path: Path) -> list[tuple[str, str]]:
@@ -689,17 +694,23 @@ def _wesnoth_turns(path: Path) -> list[tuple[str, str]]:
     return turns
 
 
-def wesnoth_dialogue(root: Path, lang: str) -> Iterator[Document]:
-    """Heir to the Throne's dialogue, a page of consecutive ``Speaker: line`` turns (in Chinese from the campaign's
-    zh_CN catalogue, untranslated lines left out)."""
-    base = root / HTTT
+WESNOTH_CAMPAIGNS = {"httt": ("Heir_To_The_Throne", "wesnoth-httt"), "tutorial": ("tutorial", "wesnoth-tutorial")}
+"""Campaign id -> (its folder under data/campaigns, its translation domain)."""
+
+
+def wesnoth_dialogue(root: Path, lang: str, campaign: str = "httt") -> Iterator[Document]:
+    """A Wesnoth campaign's dialogue (Heir to the Throne's, or the tutorial's: a mentor teaching the game's rules),
+    a page of consecutive ``Speaker: line`` turns (in Chinese from the campaign's zh_CN catalogue, untranslated
+    lines left out)."""
+    folder, domain = WESNOTH_CAMPAIGNS[campaign]
+    base = root / WESNOTH
     catalogue = None
     if lang == "zh":
-        with open(_need(base, "locale/zh_CN/LC_MESSAGES/wesnoth-httt.mo")[0], "rb") as mo:
+        with open(_need(base, f"locale/zh_CN/LC_MESSAGES/{domain}.mo")[0], "rb") as mo:
             catalogue = gettext.GNUTranslations(mo)
     colon, size = (": ", 900) if lang == "en" else ("：", 400)
     groups = []
-    for path in _need(base, "data/campaigns/Heir_To_The_Throne/scenarios/*.cfg"):
+    for path in _need(base, f"data/campaigns/{folder}/**/*.cfg"):
         lines = []
         for speaker, message in _wesnoth_turns(path):
             generic = _GENERIC_SPEAKERS.get(speaker)
@@ -713,8 +724,8 @@ def wesnoth_dialogue(root: Path, lang: str) -> Iterator[Document]:
             text = _squash(re.sub(r"<[^<>]*>", "", text))
             if text and "$" not in text:
                 lines.append(f"{name}{colon}{text}")
-        groups.append([Document("game_dialogue", lang, "dialogue", f"wesnoth-httt-{lang}", f"{path.stem}#{i}", page)
-                       for i, page in enumerate(_pages(lines, size, separator="\n"))])
+        groups.append([Document("game_dialogue", lang, "dialogue", f"wesnoth-{campaign}-{lang}", f"{path.stem}#{i}",
+                                page) for i, page in enumerate(_pages(lines, size, separator="\n"))])
     yield from _round_robin(groups)
 
 
@@ -854,6 +865,8 @@ SEED_READERS: dict[str, tuple[int, Reader]] = {
     "zh/novel": (300, sanguo),
     "en/dialogue": (300, lambda root: wesnoth_dialogue(root, "en")),
     "zh/dialogue": (300, lambda root: wesnoth_dialogue(root, "zh")),
+    "en/tutorial_dialogue": (300, lambda root: wesnoth_dialogue(root, "en", "tutorial")),
+    "zh/tutorial_dialogue": (300, lambda root: wesnoth_dialogue(root, "zh", "tutorial")),
     "en/npc_dialogue": (300, lambda root: cataclysm_dialogue(root, "en")),
     "zh/npc_dialogue": (300, lambda root: cataclysm_dialogue(root, "zh")),
     "en/handbook": (300, lambda root: debian_handbook(root, "en")),
