@@ -412,12 +412,21 @@ _NOT_A_CHAPTER = re.compile(r"(?i)ack|thank|cv|resume|publication|cover|denotati
 listings typeset as LaTeX."""
 
 
+CLASSICAL_PARTICLES = frozenset("之乎者也曰矣焉哉兮")
+PLACEHOLDER_CLASSICAL_SHARE = 0.02
+"""Some sample theses fill a chapter with classical Chinese (the I Ching, Zhuangzi, old poems) as placeholder
+text: a page with this share of classical particles or more is left out (modern academic prose has under 1 %)."""
+
+
 def sample_theses(root: Path) -> Iterator[Document]:
-    """Pages of the sample theses that Chinese universities' thesis classes ship in texlive-publishers-doc."""
+    """Pages of the sample theses that Chinese universities' thesis classes ship in texlive-publishers-doc, their
+    classical-Chinese placeholder pages left out."""
     base = "usr/share/doc/texlive-doc/latex"
     paths = [path for name in THESIS_CLASSES for path in _need(root, f"{base}/{name}/**/*.tex*")
              if not _NOT_A_CHAPTER.search(path.name)]
-    yield from _latex_documents(paths, root, "zh", "academic", "thesis", "thesis-classes", 600)
+    for doc in _latex_documents(paths, root, "zh", "academic", "thesis", "thesis-classes", 600):
+        if sum(c in CLASSICAL_PARTICLES for c in doc.text) < PLACEHOLDER_CLASSICAL_SHARE * len(doc.text):
+            yield doc
 
 
 def sdu_encyclopedia(root: Path) -> Iterator[Document]:

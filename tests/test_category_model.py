@@ -103,7 +103,7 @@ def test_the_default_model_is_built_from_its_seed_set_and_measured_on_disjoint_p
     calibration, test = report["calibration"], report["test"]
     assert calibration["accuracy"] >= 0.85 and calibration["documents"] + test["documents"] == report["held_out"][
         "documents"]
-    assert test["coverage"] >= 0.8 and test["accuracy"] >= 0.8  # measured: 89.1 % at 0.868 (the goal is 90 %)
+    assert test["coverage"] >= 0.9 and test["accuracy"] >= 0.82  # measured: 94.8 % at 0.865 (goal: 90 % at 0.85)
     assert f"coverage {test['coverage']:.1%}" in out.stdout and "precision" in out.stdout
     work = tmp_path / "work"
     work.mkdir()
