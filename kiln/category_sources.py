@@ -493,37 +493,44 @@ def thucnews_headlines(root: Path) -> Iterator[Document]:
                             for name, lines in by_category.items())
 
 
-class _Paragraphs(HTMLParser):
-    """The text of each ``<p>`` of an HTML page."""
+class _ElementTexts(HTMLParser):
+    """The text of each ``<tag>`` element (with ``attr`` among its attributes, when given) of an HTML page, each on
+    one line; program listings (``<pre>``) inside are left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str, attr: tuple[str, str] | None = None) -> None:
         super().__init__(convert_charrefs=True)
+        self.tag, self.attr = tag, attr
         self.depth = 0
+        self.listing = 0
         self.current: list[str] = []
-        self.paragraphs: list[str] = []
+        self.texts: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "p":
-            if not self.depth:
-                self.current = []
+        if tag == self.tag and self.depth:
             self.depth += 1
+        elif tag == self.tag and (self.attr is None or self.attr in attrs):
+            self.depth, self.current = 1, []
+        elif tag == "pre" and self.depth:
+            self.listing += 1
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "p" and self.depth:
+        if tag == "pre" and self.listing:
+            self.listing -= 1
+        elif tag == self.tag and self.depth:
             self.depth -= 1
             if not self.depth:
-                self.paragraphs.append(_squash("".join(self.current)))
+                self.texts.append(_squash("".join(self.current)))
 
     def handle_data(self, data: str) -> None:
-        if self.depth:
+        if self.depth and not self.listing:
             self.current.append(data)
 
 
-def html_paragraphs(page: str) -> list[str]:
-    """The non-empty ``<p>`` paragraphs of an HTML page, each on one line."""
-    parser = _Paragraphs()
+def html_paragraphs(page: str, tag: str = "p", attr: tuple[str, str] | None = None) -> list[str]:
+    """The non-empty paragraphs of an HTML page: its ``<p>`` elements, or the ``<tag>`` elements with ``attr``."""
+    parser = _ElementTexts(tag, attr)
     parser.feed(page)
-    return [p for p in parser.paragraphs if p]
+    return [text for text in parser.texts if text]
 
 
 def _decoded(raw: bytes) -> str:
@@ -738,37 +745,6 @@ def wesnoth_dialogue(root: Path, lang: str, campaign: str = "httt") -> Iterator[
     yield from _round_robin(groups)
 
 
-class _DocBookParagraphs(HTMLParser):
-    """The text of each ``<div class="para">`` of a Publican/DocBook page (program listings left out)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.depth = 0
-        self.listing = 0
-        self.current: list[str] = []
-        self.paragraphs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "div" and self.depth:
-            self.depth += 1
-        elif tag == "div" and ("class", "para") in attrs:
-            self.depth, self.current = 1, []
-        elif tag == "pre" and self.depth:
-            self.listing += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "pre" and self.listing:
-            self.listing -= 1
-        elif tag == "div" and self.depth:
-            self.depth -= 1
-            if not self.depth:
-                self.paragraphs.append(_squash("".join(self.current)))
-
-    def handle_data(self, data: str) -> None:
-        if self.depth and not self.listing:
-            self.current.append(data)
-
-
 HANDBOOK = "usr/share/doc/debian-handbook/html"
 
 
@@ -780,9 +756,9 @@ def debian_handbook(root: Path, lang: str) -> Iterator[Document]:
     for path in _need(root, f"{HANDBOOK}/{folder}/*.html"):
         if path.name == "index.html":
             continue
-        parser = _DocBookParagraphs()
-        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
-        paragraphs = [p for p in parser.paragraphs if len(p) >= 40 and (lang == "en" or mostly_chinese(p))]
+        paragraphs = [p for p in html_paragraphs(path.read_text(encoding="utf-8", errors="replace"), "div",
+                                                  ("class", "para"))
+                      if len(p) >= 40 and (lang == "en" or mostly_chinese(p))]
         groups.append([Document("handbook", lang, "tech_docs", f"debian-handbook-{lang}", f"{path.stem}#{i}", page)
                        for i, page in enumerate(_pages(paragraphs, 1200 if lang == "en" else 500))])
     yield from _round_robin(groups)

@@ -221,10 +221,12 @@ def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None =
     for i, text, guess in zip(mixed, target_texts, identify(target_texts, lid.model_path), strict=True):
         if text:  # fastText reads a mixed document's lines in the target scripts, not its quotations
             guesses[i] = guess
-    unsure = [i for i, guess in enumerate(guesses) if not foreign[i] and guess.lang == "en" and "en" in lid.thresholds
-              and accepted_language(guess, lid) is None]
-    english = {i for i, reads in zip(unsure, _reads_as_english([texts[i] for i in unsure], lid.en_min_function_words),
-                                     strict=True) if reads}
+    accepted = [accepted_language(guess, lid) for guess in guesses]
+    unsure = [i for i, guess in enumerate(guesses)
+              if not foreign[i] and accepted[i] is None and guess.lang == "en" and "en" in lid.thresholds]
+    for i, reads in zip(unsure, _reads_as_english([texts[i] for i in unsure], lid.en_min_function_words), strict=True):
+        if reads:
+            accepted[i] = "en"
     decisions = []
     for i, guess in enumerate(guesses):
         if foreign[i]:
@@ -235,12 +237,9 @@ def decide_languages(texts: list[str], lid: LidConfig, batch: BatchText | None =
                 f"script {script}: {target_share[i]:.0%} of its letters in {'/'.join(targets)} (needs "
                 f"{lid.min_target_script_share:.0%}); fastText {_top_scores(guess)}"))
             continue
-        accepted = accepted_language(guess, lid)
-        if accepted is None and i in english:
-            accepted = "en"
-        lang = accepted or guess.lang
-        decisions.append(LangDecision(lang, guess.scores.get(lang, guess.score), accepted is not None,
-                                      None if accepted else f"lang_score {_top_scores(guess)} (needs {lid.thresholds})"))
+        lang = accepted[i] or guess.lang
+        decisions.append(LangDecision(lang, guess.scores.get(lang, guess.score), accepted[i] is not None,
+                                      None if accepted[i] else f"lang_score {_top_scores(guess)} (needs {lid.thresholds})"))
     return decisions
 
 
