@@ -1,4 +1,4 @@
-"""Text helpers shared by the demo corpus and the dedup stage: normalization, tokens, shingles."""
+"""Text helpers shared by the demo corpus and the stages: normalization, tokens, shingles, speaker labels."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ _SEPARATOR_RE = re.compile(r"[\W_]+")
 TOKEN_RE = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
 """One dedup token: a Han character or a run of other letters/digits."""
 SHINGLE_SEPARATOR = " "
+_NAME_WORD = r"[^\s:：，。,.!?！？]{1,24}"
+SPEAKER_LABEL = rf"[ \t]*{_NAME_WORD}(?: {_NAME_WORD}){{0,2}}[:：](?!//)[ \t]*"
+"""A line's speaker label, as a pattern: up to three words and a colon ("Eileen: ", "艾琳："), not a URL's scheme."""
 
 
 def _fold(text: str) -> str:

@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
+from common.text import SPEAKER_LABEL
 from stages.clean.licence import licence_sentence_frac  # per document in both: the definition
 from stages.clean.signals import _stub_frac, _symbol_run_chars  # per document in both: the definition
 from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS, common_han
@@ -101,6 +102,21 @@ def repetition_signals(token_lists: list[list[str]]) -> dict[str, np.ndarray]:
     return result
 
 
+def _stripped_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+def _cut_short(line: str) -> bool:
+    return line.endswith(ELLIPSES) and not line.endswith("……")
+
+
+def _carried_on(lines: list[str]) -> list[bool]:
+    """Per line: it ends in an ellipsis and the next line opens with one, after a speaker label if it has one."""
+    opening = re.compile(rf"(?:{SPEAKER_LABEL})?(?:\.\.\.|…)")
+    return [_cut_short(line) and following is not None and opening.match(following) is not None
+            for line, following in zip(lines, [*lines[1:], None][:len(lines)], strict=True)]
+
+
 def line_signals(text: str) -> dict[str, float]:
     """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines, navigation.
 
@@ -109,8 +125,7 @@ def line_signals(text: str) -> dict[str, float]:
     label, attribution, speaker prompt or table rule that recurs between different lines
     (formatting) does not.
     """
-    lines = [line.strip() for line in text.split("\n")]
-    lines = [line for line in lines if line]
+    lines = _stripped_lines(text)
     n = len(lines) or 1
     seen: set[tuple[str, str | None]] = set()
     dup_lines = dup_chars = 0
@@ -125,7 +140,8 @@ def line_signals(text: str) -> dict[str, float]:
         "q_dup_line_frac": dup_lines / n,
         "q_dup_line_char_frac": dup_chars / total_chars,
         "q_bullet_line_frac": sum(line.startswith(BULLETS) for line in lines) / n,
-        "q_ellipsis_line_frac": sum(line.endswith(ELLIPSES) and not line.endswith("……") for line in lines) / n,
+        "q_ellipsis_line_frac": sum(_cut_short(line) and not carried
+                                    for line, carried in zip(lines, _carried_on(lines), strict=True)) / n,
         "q_terminal_punct_line_frac": sum(line.endswith(TERMINAL_PUNCT) for line in lines) / n,
         "q_short_line_frac": sum(len(line) <= 30 for line in lines) / n,
         "q_nav_line_frac": nav_line_frac(lines),
@@ -202,7 +218,8 @@ def document_signals(text: str, tokens: list[str], spam: SpamMatcher | None = No
         "q_han_frac": len(han) / (letters or 1),
         "q_latin_words": len(latin_words),
         "q_mean_word_len": (sum(map(len, latin_words)) / len(latin_words)) if latin_words else 0.0,
-        "q_symbol_word_ratio": (len(HASHTAG_RE.findall(text)) + text.count("...") + text.count("…")) / n_tokens,
+        "q_symbol_word_ratio": (len(HASHTAG_RE.findall(text)) + text.count("...") + text.count("…")
+                                - sum(_carried_on(_stripped_lines(text)))) / n_tokens,
         "q_alpha_token_frac": (len(tokens) - sum(map(str.isdigit, tokens))) / n_tokens,
         "q_stop_words": sum(map(EN_FUNCTION_WORDS.__contains__, lowered)) + sum(map(ZH_STOP_CHARS.__contains__, han)),
         "q_newline_token_ratio": text.count("\n") / n_tokens,

@@ -140,6 +140,31 @@ def test_dialogue_trailing_off_in_chinese_ellipses_is_not_truncated_text():
     assert _signals(snippets)["q_ellipsis_line_frac"] == 1.0 and _verdict(snippets, "zh") == "ellipsis_lines"
 
 
+def test_a_sentence_carried_across_lines_with_ellipses_is_not_truncated_text():
+    """Subtitles and scripts carry one sentence across lines or turns: "...", then "..." opening the next line.
+    Neither line is cut short, and the two ellipses are one pause."""
+    subtitles = "\n".join(["I thought we could take the train into town this evening...",
+                            "...but the last one left for the coast an hour ago.", "So we walk the whole way.",
+                            "Unless your brother, the one who lives by the harbour...",
+                            "...still has that old car of his that he never drives?",
+                            "He sold it last winter...", "...to pay for the new roof on the house...",
+                            "...which leaks anyway, every time it rains."])
+    turns = "\n".join(["MARA: First we check the north gate and the stables...", "MARA: ...then the bridge...",
+                        "JONAS: ...and then we can finally go home?", "MARA: Then we go home, yes.",
+                        "JONAS: I never said that I was afraid...", "MARA: ...of the dark. I know you did not.",
+                        "JONAS: Of the river, actually.", "MARA: Fine. The river it is."])
+    for text in (subtitles, turns):
+        hanging = text.replace("\n...", "\n").replace(": ...", ": ")  # the same words, each line left hanging
+        assert _signals(text)["q_ellipsis_line_frac"] == 0.0 and _signals(hanging)["q_ellipsis_line_frac"] >= 0.375
+        assert _signals(text)["q_symbol_word_ratio"] == _signals(hanging)["q_symbol_word_ratio"] < 0.1
+        assert _verdict(text, "en") is None
+    snippets = "\n".join(f"Result {i}: {text}..." for i, text in enumerate((
+        "The committee said the new rules would apply from", "Rail traffic over the holiday rose by a tenth and",
+        "Experts expect a good harvest this year, but warn that", "Three new parks will open to the public in",
+        "The library will stay open until nine on weekends so", "Sales of electric cars rose for a third month as")))
+    assert _signals(snippets)["q_ellipsis_line_frac"] == 1.0  # a labelled line after a cut one does not carry it on
+
+
 def test_shell_prompts_and_comments_are_not_hashtags():
     session = ("Become root and install the package:\n\n# apt install makedev\n# cd /dev\n# MAKEDEV generic\n\n"
                "## Notes\n\nThe commands above run as root; the prompt shows # instead of $.\n")

@@ -89,6 +89,7 @@ EDGE_CASES = [
     "The THE the Is iS a A an AN. Théo",
     "....... .. ... …… ### #",
     "他说……\n好吧…\n……\n…\nwait...\n.. \n她走了……。",
+    "so...\n...then...\n  ANNA: ...and …\n…no\nB: x...\n\n\nC:...\nhttp://a...\n...",
     "#tag #a# ## Heading\n# comment\n#\n#include <x>\n#",
     "+-----+-----+\n| a   | b   |\n+=====+=====+\n|:---|---:|\n/*****\n *****/\n--- ---\nx ----- y\n-----+-----",
     "★★★★ ☆彡☆彡☆彡☆彡 =-=-=-=- ab!ab!ab!ab! ────────",

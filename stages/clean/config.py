@@ -165,9 +165,13 @@ DEFAULT_RULE_NOTES: dict[str, str] = {
     "dup9gram": "See top2gram.",
     "dup10gram": "See top2gram.",
     "mean_word_length": "Gopher quality, English only: mean length of Latin words.",
-    "symbol_word_ratio": "Gopher quality, English only: '#' and ellipses per token.",
+    "symbol_word_ratio": (
+        "Gopher quality, English only: '#' and ellipses per token (an ellipsis opening a line that carries on the "
+        "line before counts once with that line's)."),
     "bullet_lines": "Gopher quality: lines starting with a bullet.",
-    "ellipsis_lines": "Gopher quality: lines ending with an ellipsis.",
+    "ellipsis_lines": (
+        "Gopher quality: lines cut short, ending with an ellipsis the next line does not carry on (a next line "
+        "opening with one, after a speaker label if any, carries the sentence on, as subtitles and scripts do)."),
     "stop_words": (
         "Stop words, at least two: Gopher's (the, be, to, of, and, that, have, with) and the function words "
         "of questions and answers (a, is, it, you, what, can, ...; docs/data-stages.md lists them) for en, FineWeb-2's "

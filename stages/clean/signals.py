@@ -21,6 +21,7 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
+from common.text import SPEAKER_LABEL
 from stages.clean import batch_text as bt
 from stages.clean import navigation as navigation_rule
 from stages.clean.batch_text import BatchText
@@ -49,6 +50,8 @@ FUNCTION_RE = re.compile(
     re.MULTILINE,
 )
 SHORT_LINE_CHARS = 30
+OPENING_ELLIPSIS_RE = re.compile(rf"(?:{SPEAKER_LABEL})?(?:\.\.\.|…)")
+"""A line that opens with an ellipsis, perhaps after its speaker label: it carries on the line before."""
 LINE_SIGNALS = ("q_lines", "q_dup_line_frac", "q_dup_line_char_frac", "q_bullet_line_frac", "q_ellipsis_line_frac",
                 "q_terminal_punct_line_frac", "q_short_line_frac", "q_nav_line_frac")
 
@@ -127,18 +130,20 @@ def _containing(batch: BatchText, needles: tuple[str, ...]) -> list[int]:
     return sorted(found)
 
 
-def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
-    """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines, navigation.
+def _line_signals(batch: BatchText) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Line-level signals: duplicates, bullets, ellipses, terminal punctuation, short lines, navigation;
+    and per document, its lines carried on by the next (``_carried_on``).
 
     Lines are split at "\\n", stripped, empty ones left out. A line counts as duplicated when it
     repeats the line before it, or when it and the line after it repeat an earlier pair of
     lines: repeated blocks (boilerplate, spam) count, while a label, attribution, speaker prompt
-    or table rule that recurs between different lines (formatting) does not.
+    or table rule that recurs between different lines (formatting) does not. A line cut short
+    ends in an ellipsis that the next line does not carry on.
     """
     lines = batch.lines()
     start, end, length = lines.start, lines.end, lines.length
     if len(start) == 0:
-        return {name: np.zeros(batch.docs) for name in LINE_SIGNALS}
+        return {name: np.zeros(batch.docs) for name in LINE_SIGNALS}, np.zeros(batch.docs)
     doc = batch.doc_of[start]
     count = np.bincount(doc, minlength=batch.docs).astype(np.float64)
     same_as_next = np.concatenate((doc[1:] == doc[:-1], [False]))
@@ -156,6 +161,7 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     before = batch.cp[np.maximum(end - 2, 0)]
     ellipsis = (((last == ord("…")) & ((length < 2) | (before != ord("…"))))
                 | ((length >= 3) & (last == 46) & (before == 46) & (batch.cp[np.maximum(end - 3, 0)] == 46)))
+    carried_on = _carried_on(batch, lines, ellipsis & same_as_next)
     lines_or_one = np.maximum(count, 1)
     chars = np.bincount(doc, weights=length, minlength=batch.docs)
     columns = {
@@ -163,7 +169,7 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
         "q_dup_line_frac": np.bincount(doc, weights=duplicated, minlength=batch.docs) / lines_or_one,
         "q_dup_line_char_frac": np.bincount(doc, weights=length * duplicated, minlength=batch.docs) / np.maximum(chars, 1),
         "q_bullet_line_frac": np.bincount(doc, weights=(batch.classes[start] & bt.BULLET) != 0, minlength=batch.docs) / lines_or_one,
-        "q_ellipsis_line_frac": np.bincount(doc, weights=ellipsis, minlength=batch.docs) / lines_or_one,
+        "q_ellipsis_line_frac": np.bincount(doc, weights=ellipsis & ~carried_on, minlength=batch.docs) / lines_or_one,
         "q_terminal_punct_line_frac": np.bincount(doc, weights=(batch.classes[end - 1] & bt.TERMINAL) != 0, minlength=batch.docs) / lines_or_one,
         "q_short_line_frac": np.bincount(doc, weights=length <= SHORT_LINE_CHARS, minlength=batch.docs) / lines_or_one,
     }
@@ -175,7 +181,18 @@ def _line_signals(batch: BatchText) -> dict[str, np.ndarray]:
     weight = np.bincount(doc[scored], weights=np.where(kinds == 1, 1, np.where(kinds == 0, prose_lines, 0)),
                          minlength=batch.docs)
     columns["q_nav_line_frac"] = navigation_rule.share(entries, counted, weight)
-    return columns
+    return columns, np.bincount(doc, weights=carried_on, minlength=batch.docs)
+
+
+def _carried_on(batch: BatchText, lines: bt.Runs, candidates: np.ndarray) -> np.ndarray:
+    """Per line: whether it is a ``candidates`` line (one ending in an ellipsis, with a line after it in its
+    document) whose next line opens with an ellipsis (``OPENING_ELLIPSIS_RE``): one sentence carried across two
+    lines or turns, as subtitles and scripts write it ("I was going to..." / "...tell you"), not text cut short."""
+    carried = np.zeros(len(lines.start), dtype=bool)
+    for line in np.flatnonzero(candidates).tolist():
+        following = batch.cp[lines.start[line + 1]:lines.end[line + 1]].tobytes().decode("utf-32-le", "surrogatepass")
+        carried[line] = OPENING_ELLIPSIS_RE.match(following) is not None
+    return carried
 
 
 def compute_signals(texts: list[str], spam: SpamMatcher | None = None, batch: BatchText | None = None,
@@ -201,6 +218,7 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None, batch: Ba
     symbol_runs = np.zeros(docs)
     for d in np.flatnonzero(chars.repeated_unit).tolist():
         symbol_runs[d] = _symbol_run_chars(texts[d])
+    line_columns, carried_on = _line_signals(batch)
     stubs = np.zeros(docs)
     for d in _containing(batch, STUB_HINTS):
         stubs[d] = _stub_frac(texts[d])
@@ -213,7 +231,8 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None, batch: Ba
         "q_han_frac": han / np.maximum(han + word_chars, 1),
         "q_latin_words": words,
         "q_mean_word_len": np.where(words > 0, word_chars / np.maximum(words, 1), 0.0),
-        "q_symbol_word_ratio": chars.symbols / tokens_or_one,
+        # The ellipsis opening a line that carries on the one before is the same pause: counted once.
+        "q_symbol_word_ratio": (chars.symbols - carried_on) / tokens_or_one,
         "q_alpha_token_frac": (tokens - digit_tokens) / tokens_or_one,
         "q_stop_words": function_words + chars.zh_stop,
         "q_newline_token_ratio": chars.newlines / tokens_or_one,
@@ -228,6 +247,6 @@ def compute_signals(texts: list[str], spam: SpamMatcher | None = None, batch: Ba
     }
     if spam is not None:
         columns["q_spam_line_frac"] = spam_line_frac(texts, spam, scan)
-    columns |= _line_signals(batch)
+    columns |= line_columns
     ids = batch.span_hashes(token_spans.start, token_spans.end).view(np.int64)
     return columns | repetition_signals(ids, token_spans.length, tokens.astype(np.int64))

@@ -25,6 +25,7 @@ from common.categories import CATEGORIES, UNKNOWN_CATEGORY
 from common.errors import KilnError
 from common.files import atomic_write_bytes, atomic_write_json
 from common.hashing import unit_interval
+from common.text import SPEAKER_LABEL
 from stages.mix.config import CategoryClassifierConfig
 from stages.mix.fasttext_train import train_supervised
 
@@ -37,8 +38,7 @@ DEFAULT_MODEL_REPORT = "category_model.json"  # beside the default model: its se
 LABEL = "__label__"
 BUCKETS = 200_000
 _HAN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
-_NAME_WORD = r"[^\s:：，。,.!?！？]{1,24}"
-_SPEAKER = re.compile(rf"^[ \t]*{_NAME_WORD}(?: {_NAME_WORD}){{0,2}}[:：](?!//)[ \t]*(?=\S)", re.M)
+_SPEAKER = re.compile(rf"^{SPEAKER_LABEL}(?=\S)", re.M)
 SPEAKER_TOKEN = "__speaker__"
 """Stands for a line's ``Name:`` prefix: a turn of dialogue is a turn whoever speaks, and joining lines into one
 would otherwise leave no trace of them."""
