@@ -102,7 +102,7 @@ DEFAULT_RULES: dict[str, RuleConfig] = {
     "top4gram": _rule("q_top4gram_frac", max={"en": 0.3, "zh": 0.35}),
     **{f"dup{n}gram": RuleConfig(signal=f"q_dup{n}gram_frac", max={"en": limit}, enabled=False)
        for n, limit in ((5, 0.22), (6, 0.2), (7, 0.18), (8, 0.16), (9, 0.15))},
-    "dup10gram": _rule("q_dup10gram_frac", max={"en": 0.75, "zh": 0.75}),
+    "dup10gram": _rule("q_dup10gram_frac", max={"en": 0.8, "zh": 0.8}),
     "mean_word_length": _rule("q_mean_word_len", min={"en": 3}, max={"en": 10}),
     "symbol_word_ratio": _rule("q_symbol_word_ratio", max={"en": 0.1}),
     "bullet_lines": _rule("q_bullet_line_frac", max={"*": 0.9}),
@@ -152,8 +152,9 @@ DEFAULT_RULE_NOTES: dict[str, str] = {
         "web pages; in real documentation, verse, quotations and dialogue the repetition of short n-grams is "
         "format (signatures, paths, refrains, speaker turns): on the development set (`kiln devset`) clean "
         "documents reach 0.4-0.6 at the 99th percentile. So Kiln judges repetition by the most repeated "
-        "2-4-gram (en 0.3, zh on character 4-grams 0.35) and by repeated passages (10-grams, 0.75 in both "
-        "languages; a page whose text appears twice scores near 1), and leaves the 5..9-gram rules off. "
+        "2-4-gram (en 0.3, zh on character 4-grams 0.35) and by repeated passages (10-grams, 0.8 in both "
+        "languages; a page whose text appears twice scores near 1, while clean documents of both development "
+        "sets reach 0.73 and 0.76, templated API references and dialogue), and leaves the 5..9-gram rules off. "
         "Switch them on for web text."
     ),
     "top3gram": "See top2gram.",
