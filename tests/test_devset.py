@@ -79,7 +79,8 @@ def test_the_set_is_deterministic_and_covers_every_genre(devset, tmp_path):
     assert {g.split("/")[0] for g in genres} == {"en", "zh"}
     assert len(genres) >= 10 and min(genres.values()) >= 40, genres
     assert all(first["defects"].get(kind, 0) >= 30 for kind in ("exact_dup", "near_dup", "mojibake_lossy", "spam",
-                                                                 "boilerplate", "timestamps")), first["defects"]
+                                                                 "boilerplate", "timestamps", "other_lang")), first["defects"]
+    assert len({t.lang for t in load_truth(devset) if "other_lang" in t.defects}) >= 7  # seven scripts
 
 
 def test_clean_loses_at_most_two_percent_of_any_genre(devset, devrun):

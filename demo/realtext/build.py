@@ -4,7 +4,7 @@ Two sets, cut from disjoint packages (``sources.FIRST`` and ``SECOND``): the sam
 give byte-identical ``docs.jsonl`` and ``truth.jsonl``. Clean documents are real text; defects are
 planted on copies of them (duplicates, mojibake, timestamps) or are real pages of their own kind
 (navigation, title, copyright, contents and index pages; pages in a script no target language
-uses) or ad copy written for the set (spam pages, and ad paragraphs inside real passages: spam_lines), or sentences written
+uses, in both sets) or ad copy written for the set (spam pages, and ad paragraphs inside real passages: spam_lines), or sentences written
 for the set that hold personal data, or look-alikes of it, added to real passages (pii, pii_negative: chosen last,
 with a random stream of their own, so the rest of the set is what the seed made without them).
 """
@@ -26,6 +26,7 @@ from demo import content_defects
 from demo.content_pii import plant_negatives, plant_pii
 from demo.realtext import genres, second, spam
 from demo.realtext.genres import Document
+from demo.realtext.other_scripts import other_script_documents
 from demo.realtext.second import Page
 from demo.realtext.sources import FIRST, SECOND, Fetched, SourceSet, fetch
 from demo.truth import KEEP_DEFECTS, TruthRecord
@@ -52,6 +53,12 @@ def _navigation(root: Path) -> Iterator[Page]:
                    f"https://docs.python.org/3/{name}")
 
 
+def _first_pages(root: Path) -> Iterator[Page]:
+    yield from _navigation(root)
+    for doc in other_script_documents(root):
+        yield Page(doc, "other_lang")
+
+
 def _second_pages(root: Path) -> Iterator[Page]:
     yield from second.boilerplate_pages(root)
     yield from second.other_script_pages(root)
@@ -70,7 +77,7 @@ DEVSETS = {
         "zh/poems": (300, genres.chinese_poems),
         "zh/quotations": (300, genres.chinese_quotations),
         "zh/dialogue": (300, lambda root: genres.conversations(root, "zh")),
-    }, _navigation, ads="1"),
+    }, _first_pages, ads="1"),
     "2": DevSet(SECOND, {
         "en/install_guide": (250, lambda root: second.install_guide(root, "en")),
         "en/postgres_docs": (300, second.postgres_docs),

@@ -59,15 +59,20 @@ def render_man_page(path: Path) -> str:
     return re.sub(r"\n{3,}", "\n\n", done.stdout.decode("utf-8", errors="replace"))
 
 
-def man_pages(root: Path, folder: str, lang: str) -> Iterator[Document]:
-    """Rendered man pages of sections 1-8 under ``usr/share/man/<folder>`` (links to other pages skipped)."""
-    base = root / "usr/share/man" / folder
-    for path in sorted(base.glob("man[1-8]/*")):
+def man_page_files(root: Path, folder: str) -> Iterator[Path]:
+    """The man pages of sections 1-8 under ``usr/share/man/<folder>``, in sorted order (links to other pages
+    skipped)."""
+    for path in sorted((root / "usr/share/man" / folder).glob("man[1-8]/*")):
         if not path.is_file() or path.is_symlink():
             continue
         head = (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes())[:200]
-        if head.startswith(b".so "):
-            continue
+        if not head.startswith(b".so "):
+            yield path
+
+
+def man_pages(root: Path, folder: str, lang: str) -> Iterator[Document]:
+    """Rendered man pages of sections 1-8 under ``usr/share/man/<folder>`` (links to other pages skipped)."""
+    for path in man_page_files(root, folder):
         text = render_man_page(path)
         if len(text) > 400:
             yield Document("man", lang, "tech_docs", f"man-{lang}", path.name, _clip(text))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from common.errors import KilnError
 from demo.realtext.genres import DOCBOOK_TOC, Document, collection_pages, html_sections, page_text
+from demo.realtext.other_scripts import in_own_script
 
 INSTALL_GUIDE = "usr/share/doc/installation-guide-amd64"
 POSTGRES_DOCS = "usr/share/doc/postgresql-doc-15/html"
@@ -223,24 +224,18 @@ def boilerplate_pages(root: Path) -> Iterator[Page]:
                            "boilerplate", page)
 
 
-def _in_own_script(text: str) -> bool:
-    """At most a tenth of the letters are ASCII: a page in its own script, not a partly translated one."""
-    letters = [c for c in text if c.isalpha()]
-    return bool(letters) and sum(c.isascii() for c in letters) <= len(letters) / 10
-
-
 def other_script_pages(root: Path, per_language: int = 20) -> Iterator[Page]:
     """Sections of the installation guide and pages of GNOME's help in Greek, Japanese, Korean, Russian,
     Assamese (Bengali script), Gujarati, Marathi (Devanagari), Tamil and Telugu, written in that script
     (partly translated pages left out): a few per language."""
     for lang in OTHER_LANGS_GUIDE:
         chapters = _chapters(root / INSTALL_GUIDE / lang, "ch0*.html")
-        texts = [t for _, html in chapters for t in html_sections(html, None, min_chars=400) if _in_own_script(t)]
+        texts = [t for _, html in chapters for t in html_sections(html, None, min_chars=400) if in_own_script(t)]
         for i, text in enumerate(texts[:per_language]):
             yield _page(f"install-guide/{lang}#{i}", lang, f"install-guide-{lang}", "other_script", "other_lang", text)
     for lang in OTHER_LANGS_HELP:
         pages = sorted((root / HELP_PAGES / lang / "gnome-help").glob("*.page"))
-        texts = [t for t in (_help_text(_read(p)) for p in pages) if len(t) >= 300 and _in_own_script(t)]
+        texts = [t for t in (_help_text(_read(p)) for p in pages) if len(t) >= 300 and in_own_script(t)]
         for i, text in enumerate(texts[:per_language]):
             yield _page(f"gnome-help/{lang}#{i}", lang, f"gnome-help-{lang}", "other_script", "other_lang", text)
 

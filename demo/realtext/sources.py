@@ -45,6 +45,14 @@ FIRST = SourceSet(
         "fortunes",  # English quotations (literature, wisdom, ...)
         "fortunes-min",  # the default fortunes file
         "fortunes-zh",  # Tang and Song poems, Chinese quotations
+        # Pages in scripts no target language uses (demo.realtext.other_scripts), planted as other_lang:
+        "manpages-ru",  # man pages in Russian (GPL-3+)
+        "manpages-el",  # man pages in Greek (GPL-3+)
+        "manpages-ja",  # man pages in Japanese (the licences of the pages they translate)
+        "libreoffice-help-ko",  # LibreOffice's help in Korean (MPL-2.0)
+        "libreoffice-help-km",  # in Khmer (MPL-2.0)
+        "libreoffice-help-dz",  # in Dzongkha, Tibetan script (MPL-2.0)
+        "libreoffice-help-hi",  # in Hindi, Devanagari (MPL-2.0)
     ),
     # The Python documentation, rendered HTML: the first of these the distribution has.
     debian_first_of=("python3.11-doc", "python3.12-doc", "python3.13-doc"),
