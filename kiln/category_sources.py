@@ -36,6 +36,7 @@ from pathlib import Path
 from common.errors import KilnError
 from demo.realtext.build import Reader
 from demo.realtext.genres import Document, collection_pages, fortune_entries
+from demo.realtext.other_scripts import LIBREOFFICE_HELP
 from demo.realtext.second import dictd_entries, mostly_chinese
 from demo.realtext.sources import FIRST, SECOND, SourceSet
 
@@ -814,9 +815,6 @@ def cataclysm_dialogue(root: Path, lang: str) -> Iterator[Document]:
         docs += [Document("game_dialogue", lang, "dialogue", f"cataclysm-{lang}", f"{name}#{i}", page)
                  for i, page in enumerate(_pages(turns, size, separator="\n"))]
     yield from _round_robin(_chunks(docs))
-
-
-LIBREOFFICE_HELP = "usr/share/libreoffice/help"
 
 
 def libreoffice_help(root: Path, lang: str) -> Iterator[Document]:

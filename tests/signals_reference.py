@@ -17,9 +17,12 @@ import re
 import numpy as np
 
 from common.signal_names import REPETITION_SIGNALS, SCALAR_SIGNALS
-from common.text import SPEAKER_LABEL
 from stages.clean.licence import licence_sentence_frac  # per document in both: the definition
-from stages.clean.signals import _stub_frac, _symbol_run_chars  # per document in both: the definition
+from stages.clean.signals import (  # per document or line in both: the definition
+    OPENING_ELLIPSIS_RE,
+    _stub_frac,
+    _symbol_run_chars,
+)
 from stages.clean.textsets import EN_FUNCTION_WORDS, HAN_CLASS, HAN_RE, ZH_STOP_CHARS, common_han
 from tests.navigation_reference import nav_line_frac
 
@@ -112,8 +115,7 @@ def _cut_short(line: str) -> bool:
 
 def _carried_on(lines: list[str]) -> list[bool]:
     """Per line: it ends in an ellipsis and the next line opens with one, after a speaker label if it has one."""
-    opening = re.compile(rf"(?:{SPEAKER_LABEL})?(?:\.\.\.|…)")
-    return [_cut_short(line) and following is not None and opening.match(following) is not None
+    return [_cut_short(line) and following is not None and OPENING_ELLIPSIS_RE.match(following) is not None
             for line, following in zip(lines, [*lines[1:], None][:len(lines)], strict=True)]
 
 

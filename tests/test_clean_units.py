@@ -155,8 +155,9 @@ def test_a_sentence_carried_across_lines_with_ellipses_is_not_truncated_text():
                         "JONAS: Of the river, actually.", "MARA: Fine. The river it is."])
     for text in (subtitles, turns):
         hanging = text.replace("\n...", "\n").replace(": ...", ": ")  # the same words, each line left hanging
-        assert _signals(text)["q_ellipsis_line_frac"] == 0.0 and _signals(hanging)["q_ellipsis_line_frac"] >= 0.375
-        assert _signals(text)["q_symbol_word_ratio"] == _signals(hanging)["q_symbol_word_ratio"] < 0.1
+        carried, left = _signals(text), _signals(hanging)
+        assert carried["q_ellipsis_line_frac"] == 0.0 and left["q_ellipsis_line_frac"] >= 0.375
+        assert carried["q_symbol_word_ratio"] == left["q_symbol_word_ratio"] < 0.1
         assert _verdict(text, "en") is None
     snippets = "\n".join(f"Result {i}: {text}..." for i, text in enumerate((
         "The committee said the new rules would apply from", "Rail traffic over the holiday rose by a tenth and",

@@ -8,6 +8,7 @@ untranslated do not make a page of another language partly English.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,20 +44,10 @@ def other_script_documents(root: Path, per_language: int = 20) -> Iterator[Docum
     """Up to ``per_language`` pages per language (see the module's docstring), in sorted file order."""
     for lang in MAN_LANGS:
         texts = (own_script_text(render_man_page(path)) for path in man_page_files(root, lang))
-        for i, text in enumerate(_first(texts, per_language)):
+        for i, text in enumerate(itertools.islice(filter(None, texts), per_language)):
             yield Document("other_script", lang, "tech_docs", f"man-{lang}", f"man-{lang}#{i}", text)
     for lang in HELP_LANGS:
         paths = sorted((root / LIBREOFFICE_HELP / lang / "text").rglob("*.html"))
         texts = (own_script_text(_help_page_text(path)) for path in paths)
-        for i, text in enumerate(_first(texts, per_language)):
+        for i, text in enumerate(itertools.islice(filter(None, texts), per_language)):
             yield Document("other_script", lang, "tech_docs", f"libreoffice-help-{lang}", f"help-{lang}#{i}", text)
-
-
-def _first(texts: Iterator[str | None], count: int) -> list[str]:
-    found: list[str] = []
-    for text in texts:
-        if text:
-            found.append(text)
-            if len(found) == count:
-                break
-    return found
